@@ -27,7 +27,7 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 from . import output, reaper
 from .cli import LaunchConfig
 from .devices import blas_note, format_plan, format_ranges, plan_cores, plan_threads
-from .failure import RankExit, blame, format_summary, signal_name
+from .failure import RankExit, blame, format_gave_up, format_summary, signal_name
 from .guardian import Guardian
 from .output import say
 from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
@@ -71,6 +71,7 @@ class Agent:
         self.guardian = Guardian()  # ends the workers' process trees even if this process is killed
         self.guardian.remove_at_end(self._run_dir)
         self._own_children = reaper.children()  # not ours to reap at teardown
+        self._causes: List[Tuple[str, float]] = []  # each failed attempt: root cause, seconds it ran
         rdzv: Optional[Rendezvous] = None
         try:
             rdzv = (
@@ -154,9 +155,12 @@ class Agent:
         if not failures and not notes:
             say(f"all {len(exits)} ranks exited 0 ({time.monotonic() - started:.2f} s)")
             return 0
-        self._print_failure(failures, exits, notes, attempt)
+        cause = self._print_failure(failures, exits, notes, attempt)
+        self._causes.append((cause, time.monotonic() - started))
         if failures and not notes and attempt < c.max_restarts:
             return None
+        if attempt > 0:
+            say(format_gave_up([c for c, _ in self._causes], max(s for _, s in self._causes)))
         return 1
 
     def _watch(self, group: WorkerGroup, rdzv: Rendezvous, attempt: int) -> Tuple[str, Optional[str]]:
@@ -207,6 +211,14 @@ class Agent:
         if not running:
             return
         gone = format_ranges(sorted(e.rank for e in done))
+        frozen = [s for s in group.specs if s.local_rank in group.frozen_ranks()]
+        if len(frozen) == len(running):  # nothing waits for the ranks that left: the rest are frozen
+            say(
+                f"rank(s) {gone} exited 0 and every rank still running ({format_ranges(running)}) is stopped "
+                "by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z): the job ends when they get SIGCONT and finish, "
+                "or are killed"
+            )
+            return
         say(
             f"rank(s) {gone} exited 0 at least {EARLY_EXIT_NOTE_S:g} s ago while rank(s) "
             f"{format_ranges(running)} still run: if those wait for {gone} (init_process_group, a "
@@ -306,11 +318,14 @@ class Agent:
 
     def _print_failure(
         self, failures: List[RankExit], exits: List[RankExit], notes: List[str], attempt: int
-    ) -> None:
+    ) -> str:
+        """Print the failure box; return its root cause in a few words, for the last line."""
+        cause = "; ".join(notes)
         if failures:
             first = min(failures, key=lambda e: e.time)
             root, reporter = blame(first, exits)
             text = format_summary(root, exits, attempt, self.config.max_restarts, reported_by=reporter)
+            cause = root.error(width=120) or root.how()
         else:
             text = "\n".join(
                 [
@@ -323,6 +338,7 @@ class Agent:
         if failures and notes:
             text += "\n" + "\n".join(f"note: {n}" for n in notes)
         say(text)
+        return cause
 
     def _merge_traces(self) -> None:
         if self.config.trace_dir is None:

@@ -39,7 +39,7 @@ import traceback
 from types import TracebackType
 from typing import List, Optional
 
-from disttorch import _error_file
+from disttorch import _error_file, _fd_limit
 from disttorch._error_file import write_error_file
 from disttorch.as_torch._script import run_script
 
@@ -147,11 +147,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         reap_adopted_orphans()
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+    _fd_limit.reserve()
     try:
         _run(argv)
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: B902 - KeyboardInterrupt is a failure worth recording too
+        _fd_limit.release()  # a rank out of descriptors can still write its record
         tb = _user_traceback(exc.__traceback__)
         # A peer's death or silence reported here names that peer: the launcher blames it, and
         # this rank's report is a consequence, shown without disttorch's internals.
@@ -161,7 +163,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         extra = {"user_traceback": short, "where": _where(exc, tb)}
         if isinstance(blamed, int):
             extra["blamed_rank"] = blamed
-        write_error_file("exception", _one_line(exc), full, **extra)
+        line = _one_line(exc)
+        if _fd_limit.is_exhaustion(exc) and "RLIMIT_NOFILE" not in line:
+            line += f" ({_fd_limit.describe()})"
+        write_error_file("exception", line, full, **extra)
         sys.stderr.write(short if isinstance(blamed, int) else full)
         sys.stderr.flush()
         sys.exit(1)

@@ -136,6 +136,24 @@ def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[R
     return peer, first
 
 
+def format_gave_up(causes: List[str], longest: float) -> str:
+    """The line after the last allowed attempt failed: what each attempt failed of
+    (``causes``, one per attempt: the root cause's error or exit, repeats counted) and how
+    long the longest ran (one that fails as it starts is not mended by restarting)."""
+    counts: Dict[str, int] = {}
+    for cause in causes:
+        counts[cause] = counts.get(cause, 0) + 1
+    restarts = len(causes) - 1
+    if len(counts) == 1:
+        what = f"all {len(causes)} attempts failed the same way: {causes[0]}"
+    else:
+        what = "the attempts failed of: " + "; ".join(f"{cause} ({n}x)" for cause, n in counts.items())
+    return (
+        f"gave up after {restarts} restart{'s' if restarts != 1 else ''}; {what}; "
+        f"every attempt ended within {longest:.1f} s of its start"
+    )
+
+
 def format_summary(
     root: RankExit,
     ranks: List[RankExit],

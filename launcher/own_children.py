@@ -7,9 +7,16 @@ starts a direct child (``os.fork``, ``os.forkpty``, ``os.posix_spawn``, ``os.pos
 ``_posixsubprocess.fork_exec`` under ``subprocess`` and ``multiprocessing``'s spawn and
 forkserver, ``os.system``; ``os.spawn*``, ``os.popen`` and ``pty`` go through these) so that it
 records the child (pid and start time); any other child was adopted. ``os.system`` does not tell
-its child's pid: while one runs, no child counts as adopted. A child that C code starts by
-itself (``fork`` through ``ctypes``, a C library's ``popen``) is not recorded: it counts as
-adopted.
+its child's pid: while one runs, no child counts as adopted.
+
+A child that C code starts by itself (``fork`` through ``ctypes``, a C library's ``popen`` or
+``fork``) is not recorded and counts as adopted: the reaper leaves it 0.1 s after its exit
+(``reaper.ORPHAN_GRACE``), so a blocking ``waitpid`` gets its status, but a C caller that
+looks later (a ``waitpid(WNOHANG)`` poll, once the process has a recorded child for the
+reaper to wake for) fails with ``ECHILD``. No clean way tells the two apart: an adopted orphan's
+``/proc/<pid>/stat`` names this process as its parent exactly as the C code's child's does,
+and libc's ``fork`` runs no Python hook. Start children from Python (``os.fork``,
+``subprocess``), or wait for a C-started child with a blocking ``waitpid``.
 """
 
 from __future__ import annotations

@@ -41,6 +41,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 #: Seconds between two looks at a subreaper worker's children for orphans to reap, while one
 #: of its own exited children waits for its owner.
 ORPHAN_SCAN = 0.25
+#: Seconds an exited child this process did not record starting is left to whoever started it
+#: (C code's own ``fork`` and ``waitpid``, which no record sees) before it is reaped as an orphan.
+ORPHAN_GRACE = 0.1
+_exited_at: dict = {}  # (pid, start time) -> when an unrecorded child was first seen exited
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -158,23 +162,34 @@ def _children_of(pid: int) -> list:
     return kids
 
 
-def _reap_unrecorded(pids: list) -> bool:
-    """Reap those of ``pids`` (exited children of this process) that it did not start itself;
-    return whether it reaped them all (not when one is its own, whose exit status waits for
-    its owner, or when a start is under way and it cannot tell)."""
+def _reap_unrecorded(pids: list, interval: float) -> float:
+    """Reap those of ``pids`` (exited children of this process) that it did not start itself
+    and that exited at least :data:`ORPHAN_GRACE` seconds ago. Returns how long to wait
+    before looking again: 0 when it reaped them all, the grace left when one is within its
+    grace, else ``interval`` (one is its own, whose exit status waits for its owner, or a
+    start is under way and it cannot tell)."""
     with own_children.settled() as settled:
         if not settled:
-            return False
-        reaped_all = True
+            return interval
+        wait = 0.0
+        now = time.monotonic()
         for pid in pids:
             if own_children.is_own(pid):
-                reaped_all = False
+                wait = interval
                 continue
+            key = (pid, own_children.state_and_start(pid))
+            left = ORPHAN_GRACE - (now - _exited_at.setdefault(key, now))
+            if left > 0:
+                wait = min(wait, left) if wait else left
+                continue
+            del _exited_at[key]
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
-        return reaped_all
+        for key in [k for k in _exited_at if own_children.state_and_start(k[0]) != k[1]]:
+            del _exited_at[key]  # reaped by whoever started it
+        return wait
 
 
 def _exited_children() -> list:
@@ -191,7 +206,8 @@ def reap_adopted_orphans(interval: float = ORPHAN_SCAN) -> threading.Thread:
     a child this process started itself (:mod:`own_children` records those from now on).
 
     The thread sleeps in ``waitid`` (``WNOWAIT``: it leaves the exit status in place) until a
-    child exits, and reaps it if it was adopted. While an exited child of this process's own
+    child exits, and reaps it if it was adopted (after :data:`ORPHAN_GRACE`: a child C code
+    started and waits for is not recorded). While an exited child of this process's own
     waits for its owner, ``waitid`` would return at once: the thread looks at every child
     each ``interval`` seconds instead, until that one is reaped."""
     own_children.install()
@@ -204,9 +220,10 @@ def reap_adopted_orphans(interval: float = ORPHAN_SCAN) -> threading.Thread:
             except ChildProcessError:  # no child at all: sleep until one is started
                 own_children.started.wait()
                 continue
-            if not _reap_unrecorded([exited.si_pid]):
-                time.sleep(interval)
-                _reap_unrecorded(_exited_children())
+            wait = _reap_unrecorded([exited.si_pid], interval)
+            if wait:
+                time.sleep(wait)
+                _reap_unrecorded(_exited_children(), interval)
 
     thread = threading.Thread(target=run, name="disttorch-orphan-reaper", daemon=True)
     thread.start()

@@ -116,6 +116,10 @@ class WorkerGroup:
         self.ended[spec.local_rank] = ended
         self.exits.put(ended)
 
+    def frozen_ranks(self) -> Set[int]:
+        """The local ranks last seen stopped by a signal (see :meth:`newly_frozen`)."""
+        return set(self._frozen_since)
+
     def newly_frozen(self, at_least: float) -> List[Tuple[WorkerSpec, int, float]]:
         """The running workers stopped by a signal (SIGSTOP, SIGTSTP, ...) for ``at_least``
         seconds or more that no earlier call returned since they last ran: (spec, pid, seconds)."""

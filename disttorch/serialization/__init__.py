@@ -192,7 +192,7 @@ def _is_script_archive(fh: BinaryIO) -> bool:
     try:
         with zipfile.ZipFile(fh) as zf:
             return kind_of(zf.namelist()) == SCRIPT_MODULE
-    except (zipfile.BadZipFile, OSError):
+    except zip_reader.ZIP_DAMAGE:
         return False  # the zip reader says what is wrong with it
     finally:
         fh.seek(0)

@@ -251,6 +251,15 @@ def _bytearray(*args: Any) -> bytearray:
     return bytearray(*args)
 
 
+def _size(items: Any = ()) -> Size:
+    """``torch.Size`` for a pickle: of integers only, refused with PyTorch's ``TypeError``."""
+    values = tuple(items)
+    for i, value in enumerate(values):
+        if not isinstance(value, int):
+            raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(value).__name__}')")
+    return Size(int(value) for value in values)
+
+
 def _layout(name: Any = "strided") -> str:
     return f"torch.{name}" if isinstance(name, str) else "torch.strided"
 
@@ -260,7 +269,7 @@ def _builtin_globals() -> dict:
     table: dict[str, Any] = {
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
-        "torch.Size": Size,
+        "torch.Size": _size,
         "torch.Tensor": Tensor,
         "torch._tensor.Tensor": Tensor,
         "torch.device": device,
@@ -502,6 +511,7 @@ def _allowed_types(extra: dict) -> tuple:
     reader's own extra globals' and the user's."""
     found = [e[0] if isinstance(e, tuple) else e for e in _user_safe]
     found += [v for v in (*_BUILTIN.values(), *extra.values()) if isinstance(v, type)]
+    found.append(Size)  # its global is _size, which checks the items
     return tuple(t for t in found if isinstance(t, type))
 
 

@@ -26,6 +26,19 @@ class FormatError(RuntimeError):
     """The file is not a readable checkpoint; the message says what it is and what to do."""
 
 
+#: What :mod:`zipfile` raises for a damaged entry or directory (a bad CRC or header, an
+#: offset before the start of the file, a compression or encryption flag flipped on).
+ZIP_DAMAGE = (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, RuntimeError)
+
+
+def _read_record(zf: zipfile.ZipFile, name: str, what: str) -> bytes:
+    """A small record (the pickle, the byte order) read whole, its damage a :class:`FormatError`."""
+    try:
+        return zf.read(name)
+    except ZIP_DAMAGE as exc:
+        raise FormatError(f"{what} is corrupt: record {name}: {exc}") from None
+
+
 def _records(zf: zipfile.ZipFile, what: str) -> tuple[str, dict]:
     infos = {i.filename: i for i in zf.infolist()}
     pkl = [n for n in infos if n.endswith("data.pkl") and n.count("/") == 1]
@@ -70,7 +83,7 @@ def read(
     """Load the object in the zip checkpoint ``fh`` (``what`` names it in errors)."""
     try:
         zf = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except ZIP_DAMAGE as exc:
         raise FormatError(
             f"{what} is a corrupt or truncated zip checkpoint ({exc}); re-save or re-download it"
         ) from None
@@ -78,7 +91,7 @@ def read(
         prefix, infos = _records(zf, what)
         little = True
         if prefix + "byteorder" in infos:
-            order = zf.read(prefix + "byteorder").decode("ascii", "replace").strip()
+            order = _read_record(zf, prefix + "byteorder", what).decode("ascii", "replace").strip()
             if order not in ("little", "big"):
                 raise FormatError(f"{what}: unknown byteorder record {order!r}")
             little = order == "little"
@@ -114,10 +127,7 @@ def read(
                 loaded[key] = place(storage, location, map_location)
             return loaded[key]
 
-        try:
-            data = zf.read(prefix + "data.pkl")
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise FormatError(f"{what} is corrupt: {exc}") from None
+        data = _read_record(zf, prefix + "data.pkl", what)
         return Unpickler(io.BytesIO(data), persistent_load, weights_only, **pickle_args).load()
 
 

@@ -326,6 +326,8 @@ def test_restarts_exhausted(tmp_path):
     result = launch("--nproc", 2, "--max-restarts", 1, "--stop-delay", 0, FAIL, tmp_path, "raise", 0)
     assert result.returncode == 1
     assert "job failed (attempt 1 of 2)" in result.stderr and "job failed (attempt 2 of 2)" in result.stderr
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert "gave up after 1 restart; all 2 attempts failed the same way: " in last, last
     assert_all_gone(recorded_pids(tmp_path))
 
 

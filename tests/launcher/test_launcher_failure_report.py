@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from disttorch.launcher.failure import RankExit, blame, format_summary
+from disttorch.launcher.failure import RankExit, blame, format_gave_up, format_summary
 
 from launcher_scripts.harness import SCRIPTS, launch, launcher_env, start
 
@@ -48,6 +48,18 @@ def test_a_rank_that_raised_is_the_root_cause_even_when_its_reporter_exited_firs
     assert "stopped responding" not in text
     assert '  where      : train.py, line 9, in step: raise ValueError("rank 1 cannot go on")' in text
     assert "  rank 0    (node 0, pid 100): failed, exit code 1: PeerDiedError: rank 1 left the group" in text
+
+
+def test_the_last_line_after_the_restarts_are_spent_names_each_attempts_cause():
+    # --max-restarts with a rank that fails at once each time: the boxes of every attempt,
+    # then one line saying the launcher gave up, of what, and how soon each attempt failed
+    same = format_gave_up(["ValueError: bad rank"] * 3, 1.24)
+    assert same == (
+        "gave up after 2 restarts; all 3 attempts failed the same way: ValueError: bad rank; "
+        "every attempt ended within 1.2 s of its start"
+    )
+    mixed = format_gave_up(["exit code 3", "signal SIGSEGV (11)", "exit code 3"], 40.0)
+    assert "the attempts failed of: exit code 3 (2x); signal SIGSEGV (11) (1x)" in mixed
 
 
 def test_a_frozen_rank_the_launcher_stopped_is_not_said_to_be_killed_from_outside():

@@ -1,7 +1,8 @@
 """A worker is a child subreaper: the orphans of its descendants become its children. It reaps
 them as they exit (no zombie piles up while it lives, double forks included), and never a child
 it started itself: ``subprocess.run``, ``multiprocessing.Process.join``, ``os.waitpid`` and
-``os.system`` still see their children's exit codes. Idle, its reaping thread never wakes."""
+``os.system`` still see their children's exit codes, nor a child C code forked and waits for.
+Idle, its reaping thread never wakes."""
 
 from __future__ import annotations
 
@@ -109,3 +110,35 @@ def test_a_daemon_holding_a_ranks_output_neither_delays_the_end_nor_outlives_it(
     # and the rank takes 1-5 s, more on a loaded machine
     assert time.monotonic() - started < 8.5
     assert_all_gone([int((tmp_path / "daemon.pid").read_text())], within=1.0)
+
+
+C_FORK = r"""
+import ctypes, json, subprocess, sys
+keeper = subprocess.Popen(["sleep", "5"])  # a recorded child: the reaping thread waits in waitid
+libc = ctypes.CDLL(None, use_errno=True)
+codes = []
+for _ in range(20):
+    pid = libc.fork()  # no Python hook sees it: the record does not know it
+    if pid == 0:
+        libc.usleep(10000)
+        libc._exit(7)
+    status = ctypes.c_int()
+    codes.append((libc.waitpid(pid, ctypes.byref(status), 0) == pid, status.value >> 8))
+keeper.kill()
+keeper.wait()
+with open(sys.argv[1], "w") as f:
+    json.dump(codes, f)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are Linux's")
+@pytest.mark.timeout(60)
+def test_a_child_c_code_forked_keeps_its_exit_status_for_a_blocking_waitpid(tmp_path):
+    """The reaping thread, woken with the C code's waitpid, took most of these exit statuses
+    (waitpid failed with ECHILD); an unrecorded child is now left 0.1 s first."""
+    script = tmp_path / "c_fork.py"
+    script.write_text(C_FORK)
+    result = tmp_path / "out.json"
+    proc = launch("--nproc", "1", str(script), str(result), timeout=50)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(result.read_text()) == [[True, 7]] * 20

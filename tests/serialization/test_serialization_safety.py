@@ -488,6 +488,36 @@ def test_fuzzed_dtck_files_load_or_fail_clearly_in_bounded_memory(target, tmp_pa
     assert outcomes["FormatError"] > 0 and outcomes["UnpicklingError"] > 0, outcomes
 
 
+def test_bit_flipped_or_truncated_zip_checkpoints_fail_clearly_or_load_unchanged(tmp_path):
+    """One bit flipped anywhere in a ``torch.save`` file, or the file cut short: the load
+    returns the saved values or raises the loader's error naming the file (zipfile's
+    BadZipFile, a negative seek's ValueError and an 'encrypted' flag's RuntimeError escaped
+    from the byte-order record), never a tensor with other values (each record's CRC-32)."""
+    saved = {"w": dt.arange(64, dtype=dt.float32).reshape(8, 8), "b": dt.ones(3, dtype=dt.float64), "step": 5}
+    buf = io.BytesIO()
+    dt.save(saved, buf)
+    blob = buf.getvalue()
+    path = tmp_path / "damaged.pt"
+    rng = np.random.default_rng(0)
+    flips = [(int(p), 1 << int(b)) for p, b in zip(rng.integers(0, len(blob), 250), rng.integers(0, 8, 250))]
+    cuts = [(cut, 0) for cut in range(0, len(blob), 47)]
+    outcomes = collections.Counter()
+    for pos, bit in flips + cuts:
+        damaged = bytearray(blob if bit else blob[:pos])
+        if bit:
+            damaged[pos] ^= bit
+        path.write_bytes(bytes(damaged))
+        try:
+            loaded = dt.load(path, weights_only=True)
+        except (RuntimeError, pickle.UnpicklingError) as exc:
+            assert str(path) in str(exc), f"byte {pos}: {type(exc).__name__}: {exc}"
+            outcomes["refused"] += 1
+            continue
+        assert loaded["step"] == 5 and all(dt.equal(loaded[k], saved[k]) for k in ("w", "b")), pos
+        outcomes["loaded"] += 1
+    assert outcomes["refused"] > 0 and outcomes["loaded"] > 0, outcomes
+
+
 def _peak_rss_mib_of(code: str) -> float:
     """Run ``code`` in a fresh interpreter; return its peak resident memory in MiB."""
     import subprocess
@@ -567,6 +597,7 @@ _TENSOR = ("ref", 0, (4,), (1,))
         (("collections", "OrderedDict", (), ({"b": 2}, {"a": 1})), ValueError, "dictionary update sequence"),
         (("torch", "device", ("cpu",), {"type": "cuda"}), AttributeError, "no attribute '__dict__'"),
         (("torch", "Size", ((2, 3),), {"x": 1}), AttributeError, "no attribute '__dict__'"),
+        (("torch", "Size", (("a",),)), TypeError, "takes an iterable of 'int' .item 0 is 'str'."),
         (("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, "yes", {})), RuntimeError, "must be a bool"),
         (("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, 1, {})), RuntimeError, "must be a bool"),
         (

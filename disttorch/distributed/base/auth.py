@@ -76,6 +76,7 @@ from zmq.utils import z85
 from .addresses import is_loopback, owns_address
 from .errors import AuthenticationError
 from .log import RateLimitedLog
+from .sockets import new_socket
 
 
 def parse_monitor_message(frames: list) -> dict:
@@ -288,7 +289,7 @@ class _ZapHandler(threading.Thread):
 
     def __init__(self, context: zmq.Context) -> None:
         super().__init__(name="disttorch-zap", daemon=True)
-        self._socket = context.socket(zmq.REP)
+        self._socket = new_socket(context, zmq.REP)
         self._socket.linger = 0
         self._socket.bind(_ZAP_ENDPOINT)
         self._policies: dict[bytes, _Policy] = {}

@@ -7,14 +7,14 @@ Every file is written whole or not at all (temporary file, ``fsync``, rename; th
 a file removes the temporary files of its writes that were killed). Each piece
 file carries the id of its save, and the metadata the ids of the files it describes: a save
 interrupted over an earlier checkpoint leaves files of two saves, which loading refuses
-rather than mixing them.
+rather than mixing them. A damaged piece file (its ``.npz`` members fail their CRC-32, a
+header is broken) raises ``ValueError`` naming it, never a tensor with other values.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import zipfile
 from typing import Any, BinaryIO, Callable
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from ..._atomic_file import atomic_write, remove_stale_temporaries
 from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
+from ...serialization.zip_reader import ZIP_DAMAGE
 
 __all__ = [
     "flatten",
@@ -125,11 +126,12 @@ def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
     checkpoint written before saves had ids)."""
     path = _existing_piece_file(directory, rank)
     try:
-        files = np.load(path, allow_pickle=False)
-    except (ValueError, zipfile.BadZipFile) as exc:
+        npz = np.load(path, allow_pickle=False)
+    except ZIP_DAMAGE as exc:
         raise ValueError(f"{path} is not a piece file of a distributed checkpoint: {exc}") from None
-    if not isinstance(files, np.lib.npyio.NpzFile):
+    if not isinstance(npz, np.lib.npyio.NpzFile):
         raise ValueError(f"{path} is not a piece file of a distributed checkpoint: it holds one array")
+    files = PieceFile(path, npz)
     if save_id is not None:
         found = files[_SAVE_ID].tobytes().decode() if _SAVE_ID in files.files else None
         if found != save_id:
@@ -139,6 +141,21 @@ def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
                 "two saves; load an earlier checkpoint or save this one again"
             )
     return files
+
+
+class PieceFile:
+    """A rank's piece file, read member by member (``files[name]``, ``files.files``); a
+    damaged member raises ``ValueError`` naming the file."""
+
+    def __init__(self, path: str, npz: Any) -> None:
+        self.path, self._npz = path, npz
+        self.files = npz.files
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self._npz[name]
+        except ZIP_DAMAGE as exc:
+            raise ValueError(f"{self.path} is damaged: its member {name}: {exc}") from None
 
 
 def write_metadata(directory: str, metadata: dict) -> None:
@@ -212,6 +229,10 @@ def _metadata_problem(metadata: Any) -> str | None:
 def _tensor_problem(spec: Any, world: int | None) -> str | None:
     if not isinstance(spec, dict) or not isinstance(spec.get("dtype"), str):
         return "expected an object with a 'dtype'"
+    try:
+        numpy_dtype(spec["dtype"])
+    except ValueError as exc:
+        return str(exc)
     shape, pieces = spec.get("shape"), spec.get("pieces")
     if not isinstance(shape, list) or not all(_count(n) for n in shape):
         return f"its shape {shape!r} is not a list of sizes"

@@ -1,10 +1,12 @@
 """``CheckpointException`` (``torch.distributed.checkpoint.api``'s): what every rank raises when
-a rank failed its part of a save, with each failed rank's exception and traceback."""
+a rank failed its part of a save, with each failed rank's exception and traceback; and
+:func:`checkpoint_directory`, where a save or load goes."""
 
 from __future__ import annotations
 
+import os
 import traceback
-from typing import Callable
+from typing import Any, Callable
 
 __all__ = ["CheckpointException", "WRAPPED_EXCEPTION", "attempt"]
 
@@ -45,3 +47,13 @@ def attempt(step: Callable[[], None]) -> WRAPPED_EXCEPTION | None:
     except Exception as exc:  # noqa: BLE001 - every failure is reported to every rank
         return exc, traceback.StackSummary.from_list(traceback.extract_tb(exc.__traceback__))
     return None
+
+
+def checkpoint_directory(checkpoint_id: str | os.PathLike | None, storage: Any) -> str:
+    """The directory a save or load goes to: ``checkpoint_id``, else the storage
+    writer's/reader's ``path``; neither given raises PyTorch's ``RuntimeError``."""
+    if checkpoint_id is not None:
+        return os.fspath(checkpoint_id)
+    if storage is None:
+        raise RuntimeError("`checkpoint_id` must be specified if storage_reader/storage_writer is None.")
+    return os.fspath(storage.path)

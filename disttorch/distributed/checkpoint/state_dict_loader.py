@@ -14,6 +14,7 @@ from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
+from .api import checkpoint_directory
 from .state_dict_saver import wait_for_background_saves
 from .stateful import Stateful, stateful_to_state_dict
 
@@ -95,7 +96,7 @@ def load(
     top-level ``Stateful`` value is loaded through its ``state_dict()``, then given the
     result with ``load_state_dict``. This process's background saves into the directory
     finish first."""
-    directory = checkpoint_id if checkpoint_id is not None else storage_reader.path
+    directory = checkpoint_directory(checkpoint_id, storage_reader)
     wait_for_background_saves(directory)
     stateful = stateful_to_state_dict(state_dict)
     _load_in_place(stateful, directory)

@@ -12,11 +12,16 @@ PyTorch's does; without one it saves before it returns: a disttorch group takes 
 from one thread at a time, so the default group cannot serve a background thread beside
 training (a group of its own has its own communication thread). A later save into the same
 directory first waits for the background saves into it (they would remove each other's
-temporary files and mix their pieces)."""
+temporary files and mix their pieces).
+
+A failed ``async_save`` whose future nobody asked (``result()`` or ``exception()``) is logged
+at exit as an error naming the checkpoint (PyTorch's thread leaves it in the future, silent)."""
 
 from __future__ import annotations
 
+import atexit
 import copy
+import logging
 import os
 import secrets
 import threading
@@ -33,10 +38,12 @@ from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
-from .api import WRAPPED_EXCEPTION, CheckpointException, attempt
+from .api import WRAPPED_EXCEPTION, CheckpointException, attempt, checkpoint_directory
 from .stateful import stateful_to_state_dict
 
 __all__ = ["AsyncCheckpointerType", "async_save", "save", "save_state_dict"]
+
+logger = logging.getLogger("disttorch.distributed.checkpoint")
 
 
 class AsyncCheckpointerType(Enum):
@@ -68,7 +75,7 @@ def save(
     tensors and the metadata; a top-level ``Stateful`` value is saved as its
     ``state_dict()``. Every rank of ``process_group`` (default: the world) must call it; the
     files are named by the ranks in it. Returns the metadata."""
-    wait_for_background_saves(checkpoint_id if checkpoint_id is not None else storage_writer.path)
+    wait_for_background_saves(checkpoint_directory(checkpoint_id, storage_writer))
     return _Save(state_dict, checkpoint_id, storage_writer, process_group, no_dist).commit()
 
 
@@ -87,7 +94,7 @@ class _Save:
         staged: bool = False,
     ) -> None:
         state_dict = stateful_to_state_dict(state_dict)
-        self.directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_writer.path)
+        self.directory = checkpoint_directory(checkpoint_id, storage_writer)
         self.group = process_group
         self.rank, self.world = (0, 1) if no_dist else _rank_and_world(process_group)
         rank = self.rank
@@ -229,23 +236,76 @@ def async_save(
         )
     if not no_dist and _own_group(process_group):
         job = _Save(state_dict, checkpoint_id, storage_writer, process_group, no_dist, staged=True)
-        return _track(job.directory, _background().submit(job.commit))
-    done: Future = Future()
-    try:
-        done.set_result(
-            save(
-                state_dict,
-                checkpoint_id=checkpoint_id,
-                storage_writer=storage_writer,
-                planner=planner,
-                process_group=process_group,
-                no_dist=no_dist,
-                use_collectives=use_collectives,
-            )
-        )
-    except Exception as error:  # noqa: BLE001 - PyTorch hands a failed save back through the future
-        done.set_exception(error)
+        future = _SaveFuture(job.directory)
+        _background().submit(_settle, future, job.commit)
+        return _track(job.directory, future)
+    done = _SaveFuture(checkpoint_id if checkpoint_id is not None else getattr(storage_writer, "path", None))
+    _settle(
+        done,
+        lambda: save(
+            state_dict,
+            checkpoint_id=checkpoint_id,
+            storage_writer=storage_writer,
+            planner=planner,
+            process_group=process_group,
+            no_dist=no_dist,
+            use_collectives=use_collectives,
+        ),
+    )
     return done
+
+
+class _SaveFuture(Future):
+    """An ``async_save``'s future, which remembers whether its outcome was asked for: a
+    failure nobody retrieved is logged at exit, naming the checkpoint."""
+
+    def __init__(self, checkpoint: Any) -> None:
+        super().__init__()
+        self.checkpoint = checkpoint
+        self.failure: list | None = None  # [what failed, retrieved] once the save failed
+
+    def result(self, timeout: float | None = None) -> Any:
+        self._retrieved()
+        return super().result(timeout)
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        self._retrieved()
+        return super().exception(timeout)
+
+    def _retrieved(self) -> None:
+        if self.failure is not None:
+            self.failure[1] = True
+
+
+# the failed saves, for the report at exit: their text only (a failed save's traceback holds
+# its staged copy of the state, which a long run must not keep for each failure)
+_failed: list[list] = []
+
+
+def _settle(future: _SaveFuture, save_now: Any) -> None:
+    """Run ``save_now`` and hand its metadata or error to ``future`` (PyTorch hands a failed
+    save back through the future)."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        future.set_result(save_now())
+    except BaseException as error:  # noqa: B902 - CheckpointException is a BaseException
+        where = os.fspath(future.checkpoint) if future.checkpoint is not None else "(no checkpoint_id)"
+        future.failure = [f"'{where}' failed: {type(error).__name__}: {str(error).rstrip()}", False]
+        _failed.append(future.failure)
+        future.set_exception(error)
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+
+
+@atexit.register
+def _report_unretrieved_failures() -> None:
+    """Log the failed saves whose futures nobody asked (the background thread is joined
+    before ``atexit`` handlers run)."""
+    for what, retrieved in _failed:
+        if not retrieved:
+            logger.error("async_save of checkpoint %s\n(its future was never asked for its result)", what)
+    _failed.clear()
 
 
 def _own_group(process_group: Any) -> bool:

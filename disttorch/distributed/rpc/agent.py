@@ -36,6 +36,7 @@ import zmq
 from ...futures import Future
 from ..base import auth
 from ..base.log import RateLimitedLog
+from ..base.sockets import new_socket
 from ..wire import transport as wire_limits
 
 __all__ = ["Agent", "REQUEST", "REPLY_OK", "REPLY_ERROR"]
@@ -160,10 +161,10 @@ class Agent:
         self._serving = 0  # requests received and not yet answered
         self.activity = 0  # messages sent and received so far (shutdown compares it across rounds)
         self._outbox_addr = f"inproc://disttorch.rpc.outbox.{id(self)}"
-        self._inbox = context.socket(zmq.PULL)
+        self._inbox = new_socket(context, zmq.PULL)
         self._inbox.setsockopt(zmq.RCVHWM, 0)
         self._inbox.bind(self._outbox_addr)
-        self._outbox = context.socket(zmq.PUSH)
+        self._outbox = new_socket(context, zmq.PUSH)
         self._outbox.setsockopt(zmq.SNDHWM, 0)
         self._outbox.connect(self._outbox_addr)
         self._outbox_lock = threading.Lock()
@@ -176,7 +177,7 @@ class Agent:
         """A new context and a ROUTER bound at ``host`` on a free port; returns its endpoint too."""
         auth.raise_descriptor_limit()
         context = zmq.Context()
-        router = context.socket(zmq.ROUTER)
+        router = new_socket(context, zmq.ROUTER)
         _configure(router)
         router.setsockopt(zmq.ROUTER_MANDATORY, 0)
         auth.configure_server(router, secret, encrypt=auth.encrypt_connections_at(host))
@@ -186,7 +187,7 @@ class Agent:
     def connect(self, peers: dict[int, tuple[str, str]], secret: bytes | None) -> None:
         """Connect a DEALER to every worker (``rank -> (name, endpoint)``) and start the I/O thread."""
         for rank, (name, endpoint) in peers.items():
-            dealer = self._ctx.socket(zmq.DEALER)
+            dealer = new_socket(self._ctx, zmq.DEALER)
             _configure(dealer)
             dealer.setsockopt(zmq.ROUTING_ID, _PIECES.pack(self.rank))
             dealer.setsockopt(zmq.RECONNECT_IVL, 100)

@@ -43,6 +43,7 @@ from ..base import auth
 from ..base.addresses import endpoint_host
 from ..base.errors import DistNetworkError
 from ..base.log import RateLimitedLog
+from ..base.sockets import new_socket
 from . import protocol
 from .protocol import Command, ProtocolError, Request, Status
 from .table import KeyValueTable, StoreFullError
@@ -106,7 +107,7 @@ class StoreServer:
         self._bad_input = RateLimitedLog(logger)
         auth.raise_descriptor_limit()
         self._context = zmq.Context()
-        self._socket = self._context.socket(zmq.ROUTER)
+        self._socket = new_socket(self._context, zmq.ROUTER)
         self._socket.linger = 0
         self._socket.maxmsgsize = protocol.MAX_VALUE_BYTES + 1024
         self._socket.rcvhwm = RECEIVE_HWM
@@ -137,7 +138,7 @@ class StoreServer:
             ) from None
         self.host = host
         self._wake_address = f"inproc://disttorch-store-wake-{id(self)}"
-        self._wake = self._context.socket(zmq.PAIR)
+        self._wake = new_socket(self._context, zmq.PAIR)
         self._wake.bind(self._wake_address)
         self._waiters: dict[bytes, list[_Waiter]] = {}
         self._worker_waiters: list[_Waiter] = []

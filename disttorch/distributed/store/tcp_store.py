@@ -26,6 +26,7 @@ import zmq
 from ..base import auth
 from ..base.addresses import endpoint_host, listen_address
 from ..base.errors import AuthenticationError, DistNetworkError, DistStoreError
+from ..base.sockets import new_socket
 from . import protocol
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
 from .protocol import Command, Status
@@ -140,7 +141,7 @@ class TCPStore(Store):
         self._lock = threading.Lock()
         self._request_ids = iter(range(1, 1 << 63))
         self._context = zmq.Context()
-        self._socket = self._context.socket(zmq.DEALER)
+        self._socket = new_socket(self._context, zmq.DEALER)
         self._socket.linger = 0
         self._socket.routing_id = os.urandom(16)  # stable across reconnects, so replies find us
         self._socket.reconnect_ivl = 100
@@ -157,7 +158,7 @@ class TCPStore(Store):
         )
         # close() from another thread wakes a request blocked in get/wait through this pair
         self._interrupt_address = f"inproc://disttorch-store-client-{id(self)}"
-        self._interrupted = self._context.socket(zmq.PAIR)
+        self._interrupted = new_socket(self._context, zmq.PAIR)
         self._interrupted.bind(self._interrupt_address)
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)

@@ -78,6 +78,7 @@ from ..base import auth
 from ..base.addresses import address_towards
 from ..base.errors import AuthenticationError, DistNetworkError
 from ..base.log import RateLimitedLog
+from ..base.sockets import new_socket
 from . import frames as wire
 from . import shm
 
@@ -263,7 +264,7 @@ class Transport:
         self.closed = False
         self._goodbye_sent = False
         ctx = _shared_context()
-        self._router = ctx.socket(zmq.ROUTER)
+        self._router = new_socket(ctx, zmq.ROUTER)
         self._tune(self._router)
         auth.configure_server(self._router, self._secret, encrypt=self._encrypt)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
@@ -327,7 +328,7 @@ class Transport:
         return b"disttorch/%d/%d" % (self.group_id, rank)
 
     def _connect(self, peer: int, endpoint: str) -> None:
-        dealer = _shared_context().socket(zmq.DEALER)
+        dealer = new_socket(_shared_context(), zmq.DEALER)
         self._tune(dealer)
         dealer.setsockopt(zmq.ROUTING_ID, self._identity(self.rank))
         dealer.setsockopt(zmq.RECONNECT_IVL, 100)

@@ -1,0 +1,49 @@
+"""``dcp.save``/``dcp.load`` given no place to go raise PyTorch's ``RuntimeError`` (a bare
+``AttributeError`` before), and a failed ``async_save`` whose future nobody asked is logged at
+exit with the checkpoint's name (it failed silently, exit code 0)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import disttorch as dt
+import disttorch.distributed.checkpoint as dcp
+
+# PyTorch 2.13's message (its torch.distributed.checkpoint takes about 2 s to import)
+NO_PLACE = "`checkpoint_id` must be specified if storage_reader/storage_writer is None."
+
+
+@pytest.mark.parametrize("call", [dcp.save, dcp.load], ids=["save", "load"])
+def test_save_or_load_without_a_checkpoint_id_or_storage_raises_pytorchs_error(call):
+    with pytest.raises(RuntimeError) as raised:
+        call({"w": dt.ones(2)})
+    assert str(raised.value) == NO_PLACE
+
+
+def test_async_save_without_a_checkpoint_id_fails_through_its_future():
+    future = dcp.async_save({"w": dt.ones(2)})
+    assert str(future.exception()) == NO_PLACE
+
+
+def test_a_failed_async_save_nobody_asked_about_is_logged_at_exit(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    script = textwrap.dedent(
+        f"""
+        import disttorch as torch
+        import disttorch.distributed.checkpoint as dcp
+        asked = dcp.async_save({{"w": torch.ones(2)}}, checkpoint_id={str(blocker / "asked")!r})
+        assert asked.exception() is not None
+        dcp.async_save({{"w": torch.ones(2)}}, checkpoint_id={str(blocker / "dropped")!r})
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"async_save of checkpoint '{blocker / 'dropped'}' failed: CheckpointException" in proc.stderr, (
+        proc.stderr
+    )
+    assert "NotADirectoryError" in proc.stderr and "/asked'" not in proc.stderr, proc.stderr
