@@ -9,7 +9,36 @@ from typing import Any
 __all__ = ["check_arguments"]
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
-_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "onnxrt", "openxla", "tvm")
+#: the backends PyTorch's CPU build registers (without onnxruntime), with their tags
+_BACKEND_TAGS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("cudagraphs", "inductor", "openxla", "tvm"), ()),
+    "openxla_eval": ("experimental",),
+    **dict.fromkeys(
+        (
+            "aot_eager",
+            "aot_eager_decomp_partition",
+            "aot_eager_decomp_partition_crossref",
+            "aot_eager_decomp_partition_with_mode",
+            "aot_eager_default_partitioner",
+            "aot_ts",
+            "dynamo_accuracy_minifier_backend",
+            "dynamo_minifier_backend",
+            "eager",
+            "eager_debug",
+            "eager_noexcept",
+            "invoke_subgraph",
+            "pre_dispatch_eager",
+            "ts",
+            # PyTorch's own tests' backends (which fail on purpose there; eager here)
+            "non_leaf_compile_error_TESTING_ONLY",
+            "relu_accuracy_error_TESTING_ONLY",
+            "relu_compile_error_TESTING_ONLY",
+            "relu_runtime_error_TESTING_ONLY",
+        ),
+        ("debug",),
+    ),
+}
+_BACKENDS = tuple(_BACKEND_TAGS)
 
 
 def check_arguments(
@@ -30,7 +59,7 @@ def check_arguments(
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if isinstance(backend, str) and backend not in _BACKENDS:
         raise RuntimeError(
-            f"Invalid backend: {backend!r}, expected one of {', '.join(_BACKENDS)} (or a callable)"
+            f"Invalid backend: {backend!r}, see `torch._dynamo.list_backends()` for available backends."
         )
     if model is not None and not callable(model):
         raise RuntimeError("The torch.compile model argument must be callable")  # noqa: TRY004 (PyTorch raises RuntimeError)

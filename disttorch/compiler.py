@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._compile import _BACKENDS, check_arguments
+from ._compile import _BACKEND_TAGS, check_arguments
 from .nn.modules.module import Module
 
 __all__ = [
@@ -156,5 +156,7 @@ def cudagraph_mark_step_begin() -> None:
 
 
 def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list[str]:
-    """The backend names ``torch.compile`` accepts (all run eagerly here)."""
-    return sorted(_BACKENDS)
+    """The backend names ``torch.compile`` accepts (all run eagerly here), without those
+    tagged with one of ``exclude_tags`` ('debug', 'experimental'), as PyTorch lists them."""
+    excluded = set(exclude_tags or ())
+    return sorted(name for name, tags in _BACKEND_TAGS.items() if not excluded.intersection(tags))

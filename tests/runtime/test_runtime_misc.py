@@ -111,6 +111,19 @@ def test_compile_and_jit_return_callables_computing_the_same():
     assert disttorch.jit.script_if_tracing(f) is f  # nothing traces here: runs as it is
 
 
+@pytest.mark.parity
+def test_compile_backends_listed_and_refused_as_pytorch(real_torch):
+    for tags in (("debug", "experimental"), ("debug",), (), None):
+        assert disttorch.compiler.list_backends(tags) == real_torch.compiler.list_backends(tags), tags
+    assert disttorch._dynamo.list_backends() == real_torch._dynamo.list_backends()
+    assert disttorch.compile(lambda a: a * 2, backend="aot_eager")(disttorch.ones(1)).item() == 2.0
+    with pytest.raises(RuntimeError) as ours:
+        disttorch.compile(lambda a: a, backend="nope")
+    with pytest.raises(RuntimeError) as theirs:
+        real_torch.compile(lambda a: a, backend="nope")
+    assert str(ours.value) == str(theirs.value)
+
+
 def _compiled_module_facts(lib) -> list:
     """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
     where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""
