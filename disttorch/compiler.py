@@ -2,15 +2,20 @@
 program eagerly: ``torch.compile(module)`` hands back what PyTorch hands back, an
 ``OptimizedModule`` that holds the module as ``_orig_mod`` (so state_dict keys and parameter
 names carry PyTorch's ``_orig_mod.`` prefix, and a checkpoint saved from it loads where
-PyTorch's would) and calls it; a compiled function is the function itself. The markers return
-what they mark, ``is_compiling()`` is False and ``reset()`` has nothing to clear."""
+PyTorch's would) and calls it; a compiled function is a wrapper that calls the function. While
+a compiled call runs, ``is_compiling()`` is True, as it is for the code PyTorch traces (a
+``disable``d function called from there sees False, and so does everything under the
+``"force_eager"`` stance of ``set_stance``). The markers return what they mark and ``reset()``
+has nothing to clear."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
-from ._compile import _BACKEND_TAGS, check_arguments
+from . import _compile
+from ._compile import _BACKEND_TAGS, _compiled_region, _state, check_arguments
 from .nn.modules.module import Module
 
 __all__ = [
@@ -24,6 +29,7 @@ __all__ = [
     "is_dynamo_compiling",
     "list_backends",
     "reset",
+    "set_stance",
     "substitute_in_graph",
 ]
 
@@ -48,7 +54,15 @@ def compile(
 
 
 def _compiled(model: Callable) -> Any:
-    return OptimizedModule(model, _eager) if isinstance(model, Module) else model
+    if isinstance(model, Module):
+        return OptimizedModule(model, _eager)
+
+    @functools.wraps(model)
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        with _compiled_region():
+            return model(*args, **kwargs)
+
+    return compiled
 
 
 def _eager(fn: Callable) -> Callable:
@@ -70,7 +84,8 @@ class OptimizedModule(Module):
         self.dynamo_ctx = dynamo_ctx
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self._orig_mod(*args, **kwargs)
+        with _compiled_region():
+            return self._orig_mod(*args, **kwargs)
 
     @property
     def training(self) -> bool:
@@ -111,13 +126,21 @@ class OptimizedModule(Module):
         return own + [name for name in super().__dir__() if name not in own]
 
 
-def _marker(fn: Callable | None = None, *args: Any, **kwargs: Any) -> Any:
-    return fn if fn is not None else (lambda f: f)
-
-
 def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None) -> Any:
-    """Exclude ``fn`` from compilation: returns ``fn`` (usable as ``@disable`` or ``@disable()``)."""
-    return _marker(fn)
+    """Exclude ``fn`` from compilation: a wrapper under which ``is_compiling()`` is False
+    (usable as ``@disable`` or ``@disable()``)."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+    if isinstance(fn, Module):  # as PyTorch: the module's forward is what runs uncompiled
+        fn.forward = disable(fn.forward, recursive, reason=reason)
+        return fn
+
+    @functools.wraps(fn)
+    def disabled(*args: Any, **kwargs: Any) -> Any:
+        with _compiled_region(depth=0):
+            return fn(*args, **kwargs)
+
+    return disabled
 
 
 def allow_in_graph(fn: Callable) -> Callable:
@@ -138,13 +161,26 @@ def substitute_in_graph(
 
 
 def is_compiling() -> bool:
-    """False: code never runs under a graph compiler here."""
-    return False
+    """True inside a compiled call (where PyTorch's compiler would be tracing), else False."""
+    return _state.depth > 0
 
 
 def is_dynamo_compiling() -> bool:
-    """False: code never runs under TorchDynamo here."""
-    return False
+    """As ``is_compiling()`` (TorchDynamo is the compiler that would be tracing)."""
+    return _state.depth > 0
+
+
+def set_stance(
+    stance: str = "default", *, skip_guard_eval_unsafe: bool = False, force_backend: Any = None
+) -> Any:
+    """``torch.compiler.set_stance``: how compiled calls behave from now on (a raw call), in a
+    ``with`` block, or in calls of a decorated function. ``"force_eager"`` runs them as plain
+    calls (``is_compiling()`` False); the stances about recompiling act as ``"default"``,
+    since nothing is recompiled here. An unknown stance fails at the next compiled call, as
+    in PyTorch; changing the stance inside a compiled call fails at once."""
+    if _state.depth:
+        raise AssertionError(f"Attempt to trace forbidden callable {set_stance!r}")
+    return _compile.set_stance((stance, skip_guard_eval_unsafe, force_backend))
 
 
 def reset() -> None:

@@ -124,6 +124,37 @@ def test_compile_backends_listed_and_refused_as_pytorch(real_torch):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parity
+def test_is_compiling_inside_compiled_calls_and_stances_as_pytorch(real_torch):
+    def run(T) -> list:
+        def probe(x):
+            return x + 1 if T.compiler.is_compiling() else x - 1
+
+        class M(T.nn.Module):
+            def forward(self, x):
+                return probe(x) + T._dynamo.is_compiling()
+
+        foo, mod = T.compile(probe, backend="eager"), T.compile(M(), backend="eager")  # (fast in PyTorch)
+        free = T.compiler.disable(lambda x: probe(x))
+        eager = T.compiler.set_stance("force_eager")(foo)
+        z = T.zeros(1)
+        out = [foo(z), mod(z), probe(z), T.compile(lambda x: free(x), backend="eager")(z), eager(z)]
+        with T.compiler.set_stance("force_eager"):
+            out.append(foo(z))
+        T.compiler.set_stance("eager_on_recompile")
+        out.append(foo(z))
+        T.compiler.set_stance("no such stance")
+        with pytest.raises(RuntimeError, match="invalid torch.compile stance 'DynamoStance") as err:
+            foo(z)
+        T.compiler.set_stance("default")
+        return [v.item() for v in out] + [str(err.value), foo.__name__]
+
+    assert run(disttorch) == run(real_torch)
+    inside = disttorch.compile(lambda: disttorch.compiler.set_stance("force_eager"))
+    with pytest.raises(AssertionError, match="Attempt to trace forbidden callable <function set_stance"):
+        inside()
+
+
 def _compiled_module_facts(lib) -> list:
     """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
     where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""
