@@ -48,9 +48,8 @@ def compile(
     function unchanged (with no ``model``, a decorator that does either). Either computes
     exactly what the eager model computes: nothing is compiled."""
     check_arguments(model, backend=backend, mode=mode, options=options)
-    if model is None:
-        return _compiled
-    return _compiled(model)
+    wrap = (lambda m: m) if disable else _compiled  # ``disable=True``: the model itself, as PyTorch
+    return wrap if model is None else wrap(model)
 
 
 def _compiled(model: Callable) -> Any:

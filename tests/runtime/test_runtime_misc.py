@@ -150,6 +150,8 @@ def test_is_compiling_inside_compiled_calls_and_stances_as_pytorch(real_torch):
         return [v.item() for v in out] + [str(err.value), foo.__name__]
 
     assert run(disttorch) == run(real_torch)
+    m = disttorch.nn.Linear(1, 1)
+    assert disttorch.compile(m, disable=True) is m and disttorch.compile(disable=True)(run) is run
     inside = disttorch.compile(lambda: disttorch.compiler.set_stance("force_eager"))
     with pytest.raises(AssertionError, match="Attempt to trace forbidden callable <function set_stance"):
         inside()
