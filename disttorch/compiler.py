@@ -16,7 +16,10 @@ from typing import Any
 
 from . import _compile
 from ._compile import _BACKEND_TAGS, _compiled_region, _state, check_arguments
+from ._tensor import Tensor
+from .autograd.function import Function
 from .nn.modules.module import Module
+from .utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = [
     "OptimizedModule",
@@ -48,20 +51,58 @@ def compile(
     function unchanged (with no ``model``, a decorator that does either). Either computes
     exactly what the eager model computes: nothing is compiled."""
     check_arguments(model, backend=backend, mode=mode, options=options)
-    wrap = (lambda m: m) if disable else _compiled  # ``disable=True``: the model itself, as PyTorch
+    aot = isinstance(backend, str) and (backend in ("inductor", "cudagraphs") or backend.startswith("aot_"))
+    wrap = (
+        (lambda m: m) if disable else functools.partial(_compiled, aot=aot)
+    )  # disable: the model, as PyTorch
     return wrap if model is None else wrap(model)
 
 
-def _compiled(model: Callable) -> Any:
+def _compiled(model: Callable, aot: bool) -> Any:
+    """``model`` compiled; ``aot``: by a backend through AOTAutograd (its outputs' node is
+    ``CompiledFunction``; PyTorch's eager backends and a callable one leave the eager nodes)."""
     if isinstance(model, Module):
-        return OptimizedModule(model, _eager)
+        compiled_module = OptimizedModule(model, _eager)
+        compiled_module._aot = aot
+        return compiled_module
 
     @functools.wraps(model)
     def compiled(*args: Any, **kwargs: Any) -> Any:
-        with _compiled_region():
-            return model(*args, **kwargs)
+        return _run_compiled(model, args, kwargs, aot)
 
     return compiled
+
+
+class CompiledFunction(Function):
+    """The node a compiled call's differentiable outputs come from, as PyTorch's AOTAutograd
+    records it (``grad_fn=<CompiledFunctionBackward>``); gradients pass through unchanged.
+    The outputs are copies, fresh buffers as a compiled graph's are (an in-place change to
+    one leaves what the eager ops saved for backward intact, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx: Any, *outputs: Tensor) -> tuple:
+        return tuple(o.clone() for o in outputs)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        return grads
+
+
+def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
+    """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
+    ``CompiledFunction``."""
+    outermost = _state.depth == 0 and _state.stance[0] != "force_eager"
+    with _compiled_region():
+        out = fn(*args, **kwargs)
+    if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
+        return out
+    leaves, spec = tree_flatten(out)
+    recorded = [i for i, v in enumerate(leaves) if isinstance(v, Tensor) and v.grad_fn is not None]
+    if not recorded:
+        return out
+    for i, v in zip(recorded, CompiledFunction.apply(*(leaves[i] for i in recorded))):
+        leaves[i] = v
+    return tree_unflatten(leaves, spec)
 
 
 def _eager(fn: Callable) -> Callable:
@@ -75,16 +116,16 @@ class OptimizedModule(Module):
     in PyTorch): the original is ``_orig_mod``, calling runs it, attributes are read from it
     and written to it (but the wrapper's own), and ``training`` is the original's."""
 
-    _own = frozenset({"_orig_mod", "dynamo_ctx"})
+    _own = frozenset({"_orig_mod", "dynamo_ctx", "_aot"})
 
     def __init__(self, mod: Module, dynamo_ctx: Any = None) -> None:
         super().__init__()
         self._modules["_orig_mod"] = mod  # before any other attribute: those go to it
         self.dynamo_ctx = dynamo_ctx
+        self._aot = True  # (torch.compile's default backend, inductor, goes through AOTAutograd)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        with _compiled_region():
-            return self._orig_mod(*args, **kwargs)
+        return _run_compiled(self._orig_mod, args, kwargs, self._aot)
 
     @property
     def training(self) -> bool:

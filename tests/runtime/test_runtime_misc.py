@@ -157,6 +157,24 @@ def test_is_compiling_inside_compiled_calls_and_stances_as_pytorch(real_torch):
         inside()
 
 
+@pytest.mark.parity
+def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
+    def run(T) -> list:
+        T.manual_seed(0)
+        lin = T.nn.Linear(3, 2)
+        mod = T.compile(T.nn.Sequential(lin, T.nn.ReLU()), backend="aot_eager")  # (fast in PyTorch)
+        out = mod(T.randn(4, 3))
+        names = [out.grad_fn.name(), T.compile(lin, backend="eager")(T.ones(1, 3)).grad_fn.name()]
+        out.sum().backward()
+        outer = T.compile(lambda x: mod(x) * 2, backend="aot_eager")  # nested: one node, the outer one
+        with T.no_grad():
+            names += [outer(T.ones(1, 3)).grad_fn, mod(T.ones(1, 3)).grad_fn]
+        names.append(outer(T.ones(1, 3)).grad_fn.name())
+        return names + [lin.weight.grad.tolist()]
+
+    assert run(disttorch) == run(real_torch)
+
+
 def _compiled_module_facts(lib) -> list:
     """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
     where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""
