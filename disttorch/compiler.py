@@ -2,16 +2,24 @@
 program eagerly: ``torch.compile(module)`` hands back what PyTorch hands back, an
 ``OptimizedModule`` that holds the module as ``_orig_mod`` (so state_dict keys and parameter
 names carry PyTorch's ``_orig_mod.`` prefix, and a checkpoint saved from it loads where
-PyTorch's would) and calls it; a compiled function is the function itself. The markers return
-what they mark, ``is_compiling()`` is False and ``reset()`` has nothing to clear."""
+PyTorch's would) and calls it; a compiled function is a wrapper that calls the function. While
+a compiled call runs, ``is_compiling()`` is True, as it is for the code PyTorch traces (a
+``disable``d function called from there sees False, and so does everything under the
+``"force_eager"`` stance of ``set_stance``). The markers return what they mark and ``reset()``
+has nothing to clear."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
-from ._compile import _BACKENDS, check_arguments
+from . import _compile
+from ._compile import _BACKEND_TAGS, _compiled_region, _state, check_arguments
+from ._tensor import Tensor
+from .autograd.function import Function
 from .nn.modules.module import Module
+from .utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = [
     "OptimizedModule",
@@ -24,6 +32,7 @@ __all__ = [
     "is_dynamo_compiling",
     "list_backends",
     "reset",
+    "set_stance",
     "substitute_in_graph",
 ]
 
@@ -42,13 +51,58 @@ def compile(
     function unchanged (with no ``model``, a decorator that does either). Either computes
     exactly what the eager model computes: nothing is compiled."""
     check_arguments(model, backend=backend, mode=mode, options=options)
-    if model is None:
-        return _compiled
-    return _compiled(model)
+    aot = isinstance(backend, str) and (backend in ("inductor", "cudagraphs") or backend.startswith("aot_"))
+    wrap = (
+        (lambda m: m) if disable else functools.partial(_compiled, aot=aot)
+    )  # disable: the model, as PyTorch
+    return wrap if model is None else wrap(model)
 
 
-def _compiled(model: Callable) -> Any:
-    return OptimizedModule(model, _eager) if isinstance(model, Module) else model
+def _compiled(model: Callable, aot: bool) -> Any:
+    """``model`` compiled; ``aot``: by a backend through AOTAutograd (its outputs' node is
+    ``CompiledFunction``; PyTorch's eager backends and a callable one leave the eager nodes)."""
+    if isinstance(model, Module):
+        compiled_module = OptimizedModule(model, _eager)
+        compiled_module._aot = aot
+        return compiled_module
+
+    @functools.wraps(model)
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        return _run_compiled(model, args, kwargs, aot)
+
+    return compiled
+
+
+class CompiledFunction(Function):
+    """The node a compiled call's differentiable outputs come from, as PyTorch's AOTAutograd
+    records it (``grad_fn=<CompiledFunctionBackward>``); gradients pass through unchanged.
+    The outputs are copies, fresh buffers as a compiled graph's are (an in-place change to
+    one leaves what the eager ops saved for backward intact, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx: Any, *outputs: Tensor) -> tuple:
+        return tuple(o.clone() for o in outputs)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        return grads
+
+
+def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
+    """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
+    ``CompiledFunction``."""
+    outermost = _state.depth == 0 and _state.stance[0] != "force_eager"
+    with _compiled_region():
+        out = fn(*args, **kwargs)
+    if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
+        return out
+    leaves, spec = tree_flatten(out)
+    recorded = [i for i, v in enumerate(leaves) if isinstance(v, Tensor) and v.grad_fn is not None]
+    if not recorded:
+        return out
+    for i, v in zip(recorded, CompiledFunction.apply(*(leaves[i] for i in recorded))):
+        leaves[i] = v
+    return tree_unflatten(leaves, spec)
 
 
 def _eager(fn: Callable) -> Callable:
@@ -62,15 +116,16 @@ class OptimizedModule(Module):
     in PyTorch): the original is ``_orig_mod``, calling runs it, attributes are read from it
     and written to it (but the wrapper's own), and ``training`` is the original's."""
 
-    _own = frozenset({"_orig_mod", "dynamo_ctx"})
+    _own = frozenset({"_orig_mod", "dynamo_ctx", "_aot"})
 
     def __init__(self, mod: Module, dynamo_ctx: Any = None) -> None:
         super().__init__()
         self._modules["_orig_mod"] = mod  # before any other attribute: those go to it
         self.dynamo_ctx = dynamo_ctx
+        self._aot = True  # (torch.compile's default backend, inductor, goes through AOTAutograd)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self._orig_mod(*args, **kwargs)
+        return _run_compiled(self._orig_mod, args, kwargs, self._aot)
 
     @property
     def training(self) -> bool:
@@ -111,13 +166,21 @@ class OptimizedModule(Module):
         return own + [name for name in super().__dir__() if name not in own]
 
 
-def _marker(fn: Callable | None = None, *args: Any, **kwargs: Any) -> Any:
-    return fn if fn is not None else (lambda f: f)
-
-
 def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None) -> Any:
-    """Exclude ``fn`` from compilation: returns ``fn`` (usable as ``@disable`` or ``@disable()``)."""
-    return _marker(fn)
+    """Exclude ``fn`` from compilation: a wrapper under which ``is_compiling()`` is False
+    (usable as ``@disable`` or ``@disable()``)."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+    if isinstance(fn, Module):  # as PyTorch: the module's forward is what runs uncompiled
+        fn.forward = disable(fn.forward, recursive, reason=reason)
+        return fn
+
+    @functools.wraps(fn)
+    def disabled(*args: Any, **kwargs: Any) -> Any:
+        with _compiled_region(depth=0):
+            return fn(*args, **kwargs)
+
+    return disabled
 
 
 def allow_in_graph(fn: Callable) -> Callable:
@@ -138,13 +201,26 @@ def substitute_in_graph(
 
 
 def is_compiling() -> bool:
-    """False: code never runs under a graph compiler here."""
-    return False
+    """True inside a compiled call (where PyTorch's compiler would be tracing), else False."""
+    return _state.depth > 0
 
 
 def is_dynamo_compiling() -> bool:
-    """False: code never runs under TorchDynamo here."""
-    return False
+    """As ``is_compiling()`` (TorchDynamo is the compiler that would be tracing)."""
+    return _state.depth > 0
+
+
+def set_stance(
+    stance: str = "default", *, skip_guard_eval_unsafe: bool = False, force_backend: Any = None
+) -> Any:
+    """``torch.compiler.set_stance``: how compiled calls behave from now on (a raw call), in a
+    ``with`` block, or in calls of a decorated function. ``"force_eager"`` runs them as plain
+    calls (``is_compiling()`` False); the stances about recompiling act as ``"default"``,
+    since nothing is recompiled here. An unknown stance fails at the next compiled call, as
+    in PyTorch; changing the stance inside a compiled call fails at once."""
+    if _state.depth:
+        raise AssertionError(f"Attempt to trace forbidden callable {set_stance!r}")
+    return _compile.set_stance((stance, skip_guard_eval_unsafe, force_backend))
 
 
 def reset() -> None:
@@ -156,5 +232,7 @@ def cudagraph_mark_step_begin() -> None:
 
 
 def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list[str]:
-    """The backend names ``torch.compile`` accepts (all run eagerly here)."""
-    return sorted(_BACKENDS)
+    """The backend names ``torch.compile`` accepts (all run eagerly here), without those
+    tagged with one of ``exclude_tags`` ('debug', 'experimental'), as PyTorch lists them."""
+    excluded = set(exclude_tags or ())
+    return sorted(name for name, tags in _BACKEND_TAGS.items() if not excluded.intersection(tags))

@@ -1,7 +1,7 @@
 """``torch._dynamo``: the graph compiler's names, as seen by code that runs eagerly.
 
-disttorch has no graph compiler (``torch.compile`` runs its argument eagerly), so nothing is ever
-being compiled: ``is_compiling()`` is False, the markers (``mark_dynamic``,
+disttorch has no graph compiler (``torch.compile`` runs its argument eagerly): ``is_compiling()``
+is True only while a compiled call runs (see ``disttorch.compiler``), the markers (``mark_dynamic``,
 ``mark_static_address``, ``allow_in_graph``, ``disable``, ...) return what they mark and
 record nothing a program could observe, ``reset()`` has nothing to clear, and ``config``
 holds the settings libraries set. ``OptimizedModule`` (what ``torch.compile`` returns for

@@ -436,6 +436,8 @@ class Function(FunctionCtx, Node):
                 _mark_dirty_outputs(ctx, out, recorded=True)
         show_name(ctx)
         returned, out = out, _wrap(out, ctx, user=not cls._raw)
+        if not cls._raw:
+            _mark_custom_views(returned, out, args)
         if not cls._raw and ctx._saved:
             _save_outputs_as_outputs(ctx, returned, out)
         hooks = saved_hooks.active()
@@ -643,6 +645,21 @@ def mark_view(view: Any, source: Any) -> None:
             return
     if not _grad_state.value and (source._rg or (source._base is not None and source._base._rg)):
         view._view_creation = ("no_grad", "")
+
+
+def _mark_custom_views(returned: Any, out: Any, args: tuple) -> None:
+    """An output a user Function's forward returned as an input, or as a view, shows that
+    tensor's memory: it becomes a view of it (sharing its version counter), one that may not
+    be modified in place while recording, as in PyTorch (the view+inplace logic would bypass
+    the Function's backward)."""
+    rets = returned if isinstance(returned, tuple) else (returned,)
+    outs = out if isinstance(out, tuple) else (out,)
+    for r, o in zip(rets, outs):
+        if not isinstance(r, Tensor) or not isinstance(o, Tensor) or o is r:
+            continue  # (an output returned as it is: not differentiable, or marked dirty)
+        if r._base is not None or any(r is a for a in args):
+            mark_view(o, r)
+            o._view_creation = ("custom", "")
 
 
 def _wrap(out: Any, node: Function | None, user: bool = False) -> Any:

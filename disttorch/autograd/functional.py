@@ -351,8 +351,11 @@ def jacobian(
                     f"The jacobian of the user-provided function is independent of input {i}. This is not "
                     "allowed in strict mode when create_graph=True."
                 )
-        res.append(tuple(row))
-    return _unpack(_release(tuple(res), create_graph), out_tuple, in_tuple)
+        res.append(row)
+    res = _release(res, create_graph)
+    if forward:  # PyTorch's forward mode nests lists where its reverse mode nests tuples
+        res = [list(r) for r in res]
+    return _unpack(res, out_tuple, in_tuple)
 
 
 def _scalar_output(func: Callable, fn_name: str, strict: bool) -> Callable:

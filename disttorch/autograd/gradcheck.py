@@ -146,15 +146,34 @@ def gradcheck(
                     continue
                 if not raise_exception:
                     return False
-                o, e = np.argwhere(bad)[0]
-                raise GradcheckError(
-                    f"{what} mismatch for output {oi} with respect to input {i},\n"
-                    f"numerical:{numeric[o, e]:.8g}\nanalytical:{analytic[o, e]:.8g}\n"
-                    f"(at output element {o}, input element {e}; max abs difference "
-                    f"{np.abs(analytic - numeric).max():.3g}; complex values count as "
-                    "(real, imaginary) pairs)"
-                )
+                raise GradcheckError(_mismatch(what, oi, i, inputs[i], out, numeric, analytic, bad))
     return True
+
+
+def _mismatch(
+    what: str,
+    oi: int,
+    i: int,
+    x: Tensor,
+    out: Tensor,
+    numeric: np.ndarray,
+    analytic: np.ndarray,
+    bad: np.ndarray,
+) -> str:
+    """GradcheckError's text: for real input and output, PyTorch's (both whole Jacobians, one
+    row per input element, in the input's dtype); with complex values, the worst element."""
+    head = f"{what} mismatch for output {oi} with respect to input {i},\n"
+    if "c" not in (x._data.dtype.kind, out._data.dtype.kind):
+        num, ana = (
+            str(Tensor._make(np.ascontiguousarray(j.T).astype(x._data.dtype))) for j in (numeric, analytic)
+        )
+        return f"{head}numerical:{num}\nanalytical:{ana}\n"
+    o, e = np.argwhere(bad)[0]
+    return (
+        f"{head}numerical:{numeric[o, e]:.8g}\nanalytical:{analytic[o, e]:.8g}\n"
+        f"(at output element {o}, input element {e}; max abs difference "
+        f"{np.abs(analytic - numeric).max():.3g}; complex values count as (real, imaginary) pairs)"
+    )
 
 
 #: PyTorch's gradcheck switches accepted without running their extra checks

@@ -5,23 +5,46 @@ CPU build does (``is_available()`` is False, ``device_count()`` 0, memory counte
 seeding and cache calls do nothing) and the calls that need a GPU raise the same error type
 as that build (mostly ``AssertionError: Torch not compiled with CUDA enabled``). Scripts
 that pick ``"cuda" if torch.cuda.is_available() else "cpu"`` therefore run unchanged.
-``torch.cuda.amp`` (GradScaler, autocast) lives in its own module.
+``torch.cuda.amp`` (GradScaler, autocast) and ``torch.cuda.memory`` (allocator queries) live
+in their own modules.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from .._legacy_types import cuda_types as _cuda_types
 from .._no_device import HINT, no_cuda
+from .._streams import OutOfMemoryError
 from .._tensor import device as _device
-from . import amp
+from . import amp, memory
+from .memory import *  # noqa: F403 (torch.cuda re-exports its memory queries)
+from .memory import __all__ as _memory_names
 
 __all__ = [
+    *_memory_names,
     "amp",
+    "memory",
+    "CudaError",
+    "OutOfMemoryError",
+    "clock_rate",
+    "can_device_access_peer",
+    "current_blas_handle",
+    "is_current_stream_capturing",
+    "set_stream",
+    "device_memory_used",
+    "get_gencode_flags",
+    "get_sync_debug_mode",
+    "has_half",
+    "has_magma",
+    "is_tf32_supported",
+    "memory_usage",
+    "power_draw",
+    "set_sync_debug_mode",
+    "temperature",
+    "utilization",
     "CUDAGraph",
     "Event",
     "Stream",
@@ -33,7 +56,6 @@ __all__ = [
     "device",
     "device_count",
     "device_of",
-    "empty_cache",
     "get_arch_list",
     "get_device_capability",
     "get_device_name",
@@ -49,13 +71,6 @@ __all__ = [
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
-    "max_memory_allocated",
-    "max_memory_reserved",
-    "mem_get_info",
-    "memory_allocated",
-    "memory_reserved",
-    "memory_stats",
-    "reset_peak_memory_stats",
     "seed",
     "seed_all",
     "set_device",
@@ -66,6 +81,8 @@ __all__ = [
 ]
 
 default_generators: tuple = ()
+has_half = True
+has_magma = False
 globals().update(_cuda_types)  # torch.cuda.FloatTensor, ...: raise TypeError when called (no CUDA)
 
 
@@ -99,11 +116,6 @@ def set_device(device: Any) -> None:
     if device is None or _index(device) < 0:
         return
     raise AttributeError("torch.cuda.set_device: no CUDA runtime" + HINT)
-
-
-def reset_peak_memory_stats(device: Any = None) -> None:
-    """Raises AttributeError as the CPU build does (no CUDA allocator)."""
-    raise AttributeError("torch.cuda.reset_peak_memory_stats: no CUDA allocator" + HINT)
 
 
 class device(contextlib.ContextDecorator):
@@ -141,9 +153,25 @@ init = _raises("Initialise CUDA.")
 current_device = _raises("Index of the current CUDA device.")
 synchronize = _raises("Wait for the CUDA device.")
 get_rng_state = _raises("The CUDA generator state.")
+get_sync_debug_mode = _raises("The CUDA synchronisation debug mode.")
+set_sync_debug_mode = _raises("Set the CUDA synchronisation debug mode.")
+current_blas_handle = _raises("The cuBLAS handle of the current stream.")
+can_device_access_peer = _raises("Whether one CUDA device can reach another's memory.")
+
+
+def is_current_stream_capturing() -> bool:
+    """Raises RuntimeError as the CPU build does (its capture query is a stand-in)."""
+    raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing" + HINT)
+
+
+def set_stream(stream: Any) -> None:
+    """Make ``stream`` current: ``None`` does nothing; a stream needs CUDA."""
+    if stream is not None:
+        no_cuda()
+
+
 set_rng_state = _raises("Set the CUDA generator state.")
 initial_seed = _raises("The CUDA generator's initial seed.")
-mem_get_info = _raises("Free and total device memory.")
 get_device_name = _raises("The CUDA device's name.")
 get_device_properties = _raises("The CUDA device's properties.")
 get_device_capability = _raises("The CUDA device's compute capability.")
@@ -177,38 +205,31 @@ def set_rng_state_all(new_states: Any) -> None:
     """Set the states of all CUDA generators: there are none."""
 
 
-def is_bf16_supported(including_emulation: bool = True) -> bool:
-    """False: no CUDA device (CPU bfloat16 is a matter of ``torch.bfloat16`` itself)."""
+class CudaError(RuntimeError):
+    """A CUDA runtime error (never raised: disttorch has no CUDA)."""
+
+
+def _no_nvml(*args: Any, **kwargs: Any) -> NoReturn:
+    """Raises ModuleNotFoundError as the CPU build does without NVML (``nvidia-ml-py``)."""
+    raise ModuleNotFoundError("nvidia-ml-py does not seem to be installed or it can't be imported.")
+
+
+utilization = memory_usage = temperature = power_draw = clock_rate = device_memory_used = _no_nvml
+
+
+def is_tf32_supported() -> bool:
+    """False: no CUDA device."""
     return False
 
 
-def empty_cache() -> None:
-    """Release cached CUDA memory: there is none."""
+def get_gencode_flags() -> str:
+    """``''``: built for no CUDA architecture."""
+    return ""
 
 
-def memory_allocated(device: Any = None) -> int:
-    """0: no CUDA memory."""
-    return 0
-
-
-def max_memory_allocated(device: Any = None) -> int:
-    """0: no CUDA memory."""
-    return 0
-
-
-def memory_reserved(device: Any = None) -> int:
-    """0: no CUDA memory."""
-    return 0
-
-
-def max_memory_reserved(device: Any = None) -> int:
-    """0: no CUDA memory."""
-    return 0
-
-
-def memory_stats(device: Any = None) -> OrderedDict[str, Any]:
-    """An empty ordered dict: no CUDA allocator."""
-    return OrderedDict()
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: no CUDA device (CPU bfloat16 is a matter of ``torch.bfloat16`` itself)."""
+    return False
 
 
 def get_arch_list() -> list:

@@ -305,7 +305,7 @@ def ndtri(p) -> np.ndarray:
             e = np.where(x < -1, np.exp(log_ndtr(x)) - p, e)
             u = e * math.sqrt(2 * math.pi) * np.exp(x * x / 2)
             x = x - u / (1 + x * u / 2)
-        x = np.where(p == 0, -np.inf, np.where(p == 1, np.inf, x))
+        x = np.where(p == 0, -np.inf, np.where(p == 1, np.inf, x + 0.0))  # ndtri(0.5) is +0, as PyTorch's
         return np.where((p < 0) | (p > 1), np.nan, x)
 
 

@@ -117,6 +117,13 @@ _MULTI_VIEW_MSG = (
     "multiple views. Such functions do not allow the output views to be modified inplace. You "
     "should replace the inplace operation by an out-of-place one."
 )
+_CUSTOM_VIEW_MSG = (
+    "is a view and is being modified inplace. This view was created inside a custom Function (or "
+    "because an input was returned as-is) and the autograd logic to handle view+inplace would "
+    "override the custom backward associated with the custom Function, leading to incorrect "
+    "gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+    "Function."
+)
 _NO_GRAD_VIEW_MSG = (
     "created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
     "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
@@ -127,8 +134,11 @@ _NO_GRAD_VIEW_MSG = (
 
 def _check_view_creation(t: Tensor, kind: str, op: str | None) -> None:
     """PyTorch's refusal to modify in place, while recording, an output of a multi-output
-    view op (``op``), a view made in no_grad mode (``op`` ""), or a view of either (None)."""
+    view op (``op``), a view made in no_grad mode (``op`` ""), a view a custom Function
+    returned (``kind`` "custom"), or a view of one (None)."""
     name = op or (t.grad_fn.name().rsplit("Backward", 1)[0] if t.grad_fn is not None else "a view op")
+    if kind == "custom":
+        raise RuntimeError(f"Output {t._output_nr} of {name} {_CUSTOM_VIEW_MSG}")
     if kind == "multi":
         raise RuntimeError(f"Output {t._output_nr} of {name} {_MULTI_VIEW_MSG}")
     if op is None:

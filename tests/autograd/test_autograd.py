@@ -370,6 +370,22 @@ def test_gradcheck_catches_a_wrong_backward():
     assert type(info.value) is GradcheckError and type(info.value).__name__ == "GradcheckError"
 
 
+def test_gradcheck_error_prints_both_jacobians_as_pytorch():
+    def wrong(t):  # a detached factor: half the derivative of t * t is missing
+        return t * t.detach() + t[:1]
+
+    x = leaf([0.5, 1.25, 2.0], torch.float64)
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(wrong, (x,))
+    text = str(info.value)
+    assert text.startswith("Jacobian mismatch for output 0 with respect to input 0,\nnumerical:tensor([[")
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+    rx = real.tensor([0.5, 1.25, 2.0], dtype=real.float64, requires_grad=True)
+    with pytest.raises(RuntimeError) as ref:
+        real.autograd.gradcheck(wrong, (rx,))
+    assert text.replace("disttorch.", "torch.") == str(ref.value)  # dtypes print as torch.* under the alias
+
+
 # ---------------------------------------------------------------------- engine
 def test_long_chain_is_iterative():
     x = leaf([1.0])

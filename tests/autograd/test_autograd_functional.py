@@ -28,8 +28,8 @@ def s2(x, y):
 
 
 def _close(a, b):
-    if isinstance(b, (tuple, list)):
-        assert isinstance(a, tuple) and len(a) == len(b)
+    if isinstance(b, (tuple, list)):  # the same container: forward mode nests lists, as PyTorch's
+        assert type(a) is type(b) and len(a) == len(b)
         for x, y in zip(a, b):
             _close(x, y)
     else:

@@ -454,6 +454,18 @@ def test_persistent_workers_draw_the_base_seed_once(torch):
     np.testing.assert_array_equal(_np(ours).astype(np.float64), _np(theirs).astype(np.float64))
 
 
+@pytest.mark.parity
+@pytest.mark.timeout(120)
+def test_persistent_workers_continue_their_random_streams(torch):
+    def draw(T):  # the first pass stops after one batch: the worker's prefetched draws still count
+        loader = T.utils.data.DataLoader(_Draws(T), batch_size=1, num_workers=1, persistent_workers=True)
+        first = next(iter(loader))
+        return T.cat([first, *(b for _ in range(2) for b in loader), T.rand(1, 3)])
+
+    ours, theirs = _both(torch, draw, seed=6)
+    np.testing.assert_array_equal(_np(ours).astype(np.float64), _np(theirs).astype(np.float64))
+
+
 @pytest.mark.timeout(120)
 def test_default_generator_starts_from_os_entropy():
     import subprocess

@@ -287,6 +287,24 @@ def test_iterable_dataset_with_workers_uses_worker_info():
     assert out == list(range(10))
 
 
+class Pids(Stream):
+    def __iter__(self):
+        return ((os.getpid(), x) for x in super().__iter__())
+
+
+@pytest.mark.timeout(60)
+def test_persistent_workers_outlive_a_pass_even_one_stopped_early():
+    loader = DataLoader(Pids(6), batch_size=None, num_workers=2, persistent_workers=True)
+    first = next(iter(loader))  # stopped early: its prefetched batches are dropped on the next pass
+    passes = [list(loader) for _ in range(2)]
+    assert all(sorted(x for _, x in p) == list(range(6)) for p in passes)  # each pass restarts the stream
+    pids = {pid for p in passes for pid, _ in p}
+    assert len(pids) == 2 and first[0] in pids  # the same two processes throughout
+    it = iter(loader)
+    it._shutdown_workers()
+    assert loader._pool is None and sorted(x for _, x in loader) == list(range(6))
+
+
 def test_distributed_sampler_pads_shards_and_reshuffles_per_epoch():
     ds = list(range(10))
     shards = [list(DistributedSampler(ds, num_replicas=4, rank=r, shuffle=False)) for r in range(4)]

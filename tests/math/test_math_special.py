@@ -213,6 +213,7 @@ def test_known_values_and_dtypes():
     np.testing.assert_allclose(
         sp.ndtri(dt.tensor([0.975], dtype=dt.float64)).numpy(), [1.959963984540054], rtol=1e-14
     )
+    assert not np.signbit(sp.ndtri(dt.tensor([0.5, 0.5], dtype=dt.float64)).numpy()).any()  # +0, as PyTorch
     f32 = sp.erfinv(dt.tensor([0.5]))
     assert f32.dtype == dt.float32
     assert sp.i0(dt.tensor([1, 2])).dtype == dt.float32  # integers give the default float dtype

@@ -44,6 +44,28 @@ CALLS = [
     "torch.cuda.mem_get_info()",
     "torch.cuda.initial_seed()",
     "torch.cuda.reset_peak_memory_stats()",
+    "torch.cuda.reset_max_memory_allocated()",
+    "torch.cuda.reset_accumulated_memory_stats()",
+    "torch.cuda.memory_cached()",
+    "torch.cuda.max_memory_cached()",
+    "torch.cuda.memory_summary()",
+    "torch.cuda.memory_stats_as_nested_dict()",
+    "dict(torch.cuda.host_memory_stats())",
+    "torch.cuda.memory_snapshot()",
+    "torch.cuda.memory._record_memory_history()",
+    "torch.cuda.memory._snapshot()",
+    "torch.cuda.memory.empty_cache is torch.cuda.empty_cache",
+    "torch.cuda.set_per_process_memory_fraction(0.5)",
+    "torch.cuda.list_gpu_processes()",
+    "torch.cuda.utilization()",
+    "torch.cuda.is_tf32_supported()",
+    "torch.cuda.get_gencode_flags()",
+    "torch.cuda.is_current_stream_capturing()",
+    "torch.cuda.set_stream(None)",
+    "torch.cuda.can_device_access_peer(0, 1)",
+    "torch.cuda.get_sync_debug_mode()",
+    "(torch.cuda.has_half, torch.cuda.has_magma)",
+    "torch.cuda.OutOfMemoryError is torch.OutOfMemoryError",
     "torch.cuda.FloatTensor(2)",
     "torch.cuda.device(0).__enter__()",
     "torch.accelerator.is_available()",
@@ -215,3 +237,13 @@ def test_device_as_a_context_manager():
         disttorch.device("cuda"),
     ):
         pass
+
+
+def test_renamed_cuda_memory_calls_warn_at_the_callers_line():
+    with pytest.warns(FutureWarning, match="`torch.cuda.memory_cached` has been renamed") as rec:
+        assert disttorch.cuda.memory_cached() == 0
+    assert rec[0].filename == __file__
+    with pytest.warns(FutureWarning, match="reset_max_memory_allocated now calls") as rec:
+        with pytest.raises(AttributeError):
+            disttorch.cuda.reset_max_memory_allocated()
+    assert rec[0].filename == __file__

@@ -111,6 +111,70 @@ def test_compile_and_jit_return_callables_computing_the_same():
     assert disttorch.jit.script_if_tracing(f) is f  # nothing traces here: runs as it is
 
 
+@pytest.mark.parity
+def test_compile_backends_listed_and_refused_as_pytorch(real_torch):
+    for tags in (("debug", "experimental"), ("debug",), (), None):
+        assert disttorch.compiler.list_backends(tags) == real_torch.compiler.list_backends(tags), tags
+    assert disttorch._dynamo.list_backends() == real_torch._dynamo.list_backends()
+    assert disttorch.compile(lambda a: a * 2, backend="aot_eager")(disttorch.ones(1)).item() == 2.0
+    with pytest.raises(RuntimeError) as ours:
+        disttorch.compile(lambda a: a, backend="nope")
+    with pytest.raises(RuntimeError) as theirs:
+        real_torch.compile(lambda a: a, backend="nope")
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parity
+def test_is_compiling_inside_compiled_calls_and_stances_as_pytorch(real_torch):
+    def run(T) -> list:
+        def probe(x):
+            return x + 1 if T.compiler.is_compiling() else x - 1
+
+        class M(T.nn.Module):
+            def forward(self, x):
+                return probe(x) + T._dynamo.is_compiling()
+
+        foo, mod = T.compile(probe, backend="eager"), T.compile(M(), backend="eager")  # (fast in PyTorch)
+        free = T.compiler.disable(lambda x: probe(x))
+        eager = T.compiler.set_stance("force_eager")(foo)
+        z = T.zeros(1)
+        out = [foo(z), mod(z), probe(z), T.compile(lambda x: free(x), backend="eager")(z), eager(z)]
+        with T.compiler.set_stance("force_eager"):
+            out.append(foo(z))
+        T.compiler.set_stance("eager_on_recompile")
+        out.append(foo(z))
+        T.compiler.set_stance("no such stance")
+        with pytest.raises(RuntimeError, match="invalid torch.compile stance 'DynamoStance") as err:
+            foo(z)
+        T.compiler.set_stance("default")
+        return [v.item() for v in out] + [str(err.value), foo.__name__]
+
+    assert run(disttorch) == run(real_torch)
+    m = disttorch.nn.Linear(1, 1)
+    assert disttorch.compile(m, disable=True) is m and disttorch.compile(disable=True)(run) is run
+    inside = disttorch.compile(lambda: disttorch.compiler.set_stance("force_eager"))
+    with pytest.raises(AssertionError, match="Attempt to trace forbidden callable <function set_stance"):
+        inside()
+
+
+@pytest.mark.parity
+def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
+    def run(T) -> list:
+        T.manual_seed(0)
+        lin = T.nn.Linear(3, 2)
+        mod = T.compile(T.nn.Sequential(lin, T.nn.ReLU()), backend="aot_eager")  # (fast in PyTorch)
+        out = mod(T.randn(4, 3))
+        names = [out.grad_fn.name(), T.compile(lin, backend="eager")(T.ones(1, 3)).grad_fn.name()]
+        out.sum().backward()
+        outer = T.compile(lambda x: mod(x) * 2, backend="aot_eager")  # nested: one node, the outer one
+        with T.no_grad():
+            names += [outer(T.ones(1, 3)).grad_fn, mod(T.ones(1, 3)).grad_fn]
+        names.append(outer(T.ones(1, 3)).grad_fn.name())
+        return names + [lin.weight.grad.tolist()]
+
+    assert run(disttorch) == run(real_torch)
+
+
 def _compiled_module_facts(lib) -> list:
     """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
     where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""

@@ -199,7 +199,7 @@ def test_compiler_export_and_fx():
     def fn(x):
         return x + 1
 
-    assert dt.compiler.disable(fn) is fn and dt.compiler.disable()(fn) is fn
+    assert dt.compiler.disable(fn)(dt.ones(1)).item() == 2 and dt.compiler.disable()(fn).__name__ == "fn"
     assert dt.compiler.is_compiling() is False and "inductor" in dt.compiler.list_backends()
     dt.compiler.reset()
     assert dt.compiler.compile is dt.compile

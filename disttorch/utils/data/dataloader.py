@@ -3,7 +3,9 @@
 With ``num_workers > 0`` each worker process gets batches of indices round-robin
 (``prefetch_factor`` in flight per worker) and the loader yields results in order.
 Worker exceptions are re-raised in the main process with the worker's traceback; a
-worker that dies is reported, never waited on forever.
+worker that dies is reported, never waited on forever. With ``persistent_workers`` the
+workers outlive a pass, as PyTorch's: ``worker_init_fn`` runs once and their random streams
+continue from one epoch to the next.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import signal
 import threading
 import time
 import warnings
+import weakref
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 import numpy as np
@@ -29,7 +32,7 @@ from .collate import default_collate, default_convert
 from .datapipes.datapipe import IterDataPipe
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
-from .worker import WorkerError, _IterableExhausted, worker_loop
+from .worker import WorkerError, _IterableExhausted, _ResumeIteration, worker_loop
 
 __all__ = ["DataLoader"]
 
@@ -153,9 +156,84 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
         super().__init__(loader, batches)
+        self._loader = loader
 
     def _shutdown_workers(self) -> None:
         self._batches.close()  # type: ignore[attr-defined] # a generator: its finally stops the workers
+        self._loader._shutdown_pool()  # persistent ones too
+
+
+class _WorkerPool:
+    """A loader's worker processes, their index queues and the receiver of their results: one
+    pass's, or with ``persistent_workers`` every pass's (``resume()`` between passes)."""
+
+    def __init__(self, loader: DataLoader, fetch: _Fetch, base_seed: int) -> None:
+        ctx = loader.multiprocessing_context
+        if ctx is None or isinstance(ctx, str):
+            ctx = mp.get_context(ctx or ("fork" if "fork" in mp.get_all_start_methods() else "spawn"))
+        result_q = ctx.Queue()
+        self.index_qs: list = []
+        self.workers: list = []
+        for wid in range(loader.num_workers):
+            iq = ctx.Queue()
+            w = ctx.Process(
+                target=worker_loop,
+                daemon=True,
+                args=(
+                    loader.dataset,
+                    iq,
+                    result_q,
+                    fetch,
+                    wid,
+                    loader.num_workers,
+                    base_seed + wid,
+                    loader.worker_init_fn,
+                    loader._iterable,
+                    os.getpid(),
+                    threading.current_thread() is threading.main_thread(),
+                ),
+            )
+            w.start()
+            self.index_qs.append(iq)
+            self.workers.append(w)
+        self.receiver = ResultReceiver(result_q)
+        # a loader dropped with its persistent workers stops them
+        self._finalizer = weakref.finalize(loader, _stop_workers, self.index_qs, self.workers, self.receiver)
+
+    def alive(self) -> bool:
+        return all(w.is_alive() for w in self.workers)
+
+    def resume(self) -> None:
+        """Start a new pass: each worker restarts its dataset iterator and acknowledges; results
+        of the pass before (one stopped early) still on their way are dropped."""
+        for iq in self.index_qs:
+            iq.put(_ResumeIteration(-1))
+        waiting = set(range(len(self.workers)))
+        while waiting:
+            try:
+                _, data = self.receiver.get(timeout=_WORKER_CHECK_S)
+            except queue.Empty:
+                _check_workers(self.workers)
+                continue
+            if isinstance(data, _ResumeIteration):
+                waiting.discard(data.worker_id)
+
+    def shutdown(self) -> None:
+        self._finalizer()
+
+
+def _stop_workers(index_qs: list, workers: list, receiver: ResultReceiver) -> None:
+    """Ask every worker to leave, give them a moment (less if one died), then kill the rest."""
+    for iq in index_qs:
+        iq.put(None)
+    died = any(w.exitcode not in (None, 0) or stopped_by_signal(w.pid) for w in workers)
+    deadline = time.monotonic() + (_WORKER_JOIN_AFTER_DEATH_S if died else _WORKER_JOIN_S)
+    for w in workers:  # one deadline for all: stopped workers cost it once, not each
+        w.join(timeout=max(0.0, deadline - time.monotonic()))
+        if w.is_alive():  # SIGKILL: a stopped (SIGSTOP) worker never ends on SIGTERM
+            w.kill()
+            w.join()
+    receiver.close(_WORKER_JOIN_AFTER_DEATH_S)
 
 
 def _warn_if_too_many_workers(num_workers: int) -> None:
@@ -244,6 +322,7 @@ class DataLoader(Generic[T_co]):
         self.multiprocessing_context = multiprocessing_context
         self.persistent_workers = persistent_workers
         self._persistent_seed: int | None = None  # the base seed persistent workers keep
+        self._pool: _WorkerPool | None = None  # the persistent workers, between passes
         self.pin_memory, self.pin_memory_device, self.in_order = pin_memory, pin_memory_device, in_order
         self._iterator: _BaseDataLoaderIter | None = None
         self._iterable = isinstance(dataset, IterableDataset)
@@ -334,47 +413,34 @@ class DataLoader(Generic[T_co]):
                 yield fetch(self.dataset, indices)
 
     def _multi_process(self, fetch: _Fetch, base_seed: int) -> Iterator[Any]:
-        ctx = self.multiprocessing_context
-        if ctx is None or isinstance(ctx, str):
-            ctx = mp.get_context(ctx or ("fork" if "fork" in mp.get_all_start_methods() else "spawn"))
-        result_q = ctx.Queue()
-        index_qs, workers = [], []
-        for wid in range(self.num_workers):
-            iq = ctx.Queue()
-            w = ctx.Process(
-                target=worker_loop,
-                daemon=True,
-                args=(
-                    self.dataset,
-                    iq,
-                    result_q,
-                    fetch,
-                    wid,
-                    self.num_workers,
-                    base_seed + wid,
-                    self.worker_init_fn,
-                    self._iterable,
-                    os.getpid(),
-                    threading.current_thread() is threading.main_thread(),
-                ),
-            )
-            w.start()
-            index_qs.append(iq)
-            workers.append(w)
-        receiver = ResultReceiver(result_q)
+        pool = self._pool
+        self._pool = None
+        if pool is not None and not pool.alive():
+            pool.shutdown()
+            pool = None
+        if pool is None:
+            pool = _WorkerPool(self, fetch, base_seed)
+        else:  # persistent workers: the same processes, RNG streams and dataset copies as before
+            pool.resume()
+        keep = False
         try:
-            yield from self._drive(index_qs, receiver, workers)
+            yield from self._drive(pool.index_qs, pool.receiver, pool.workers)
+            keep = self.persistent_workers
+        except GeneratorExit:  # the loop stopped early; persistent workers stay for the next pass
+            keep = self.persistent_workers
+            raise
         finally:
-            for iq in index_qs:
-                iq.put(None)
-            died = any(w.exitcode not in (None, 0) or stopped_by_signal(w.pid) for w in workers)
-            deadline = time.monotonic() + (_WORKER_JOIN_AFTER_DEATH_S if died else _WORKER_JOIN_S)
-            for w in workers:  # one deadline for all: stopped workers cost it once, not each
-                w.join(timeout=max(0.0, deadline - time.monotonic()))
-                if w.is_alive():  # SIGKILL: a stopped (SIGSTOP) worker never ends on SIGTERM
-                    w.kill()
-                    w.join()
-            receiver.close(_WORKER_JOIN_AFTER_DEATH_S)
+            if keep:
+                self._shutdown_pool()  # (a pass begun while this one was paused kept its own)
+                self._pool = pool
+            else:
+                pool.shutdown()
+
+    def _shutdown_pool(self) -> None:
+        """Stop the persistent workers (a later pass starts new ones)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown()
 
     def _drive(self, index_qs: list, receiver: ResultReceiver, workers: list) -> Iterator[Any]:
         """Keep ``prefetch_factor`` batches per worker in flight; yield results in order."""
@@ -425,6 +491,7 @@ class DataLoader(Generic[T_co]):
             received += 1
             if isinstance(data, _IterableExhausted):
                 exhausted.add(data.worker_id)
+                send_one()
             else:
+                send_one()  # before the batch goes out, as PyTorch's (a loop stopped here sent it)
                 yield data
-            send_one()

@@ -78,6 +78,14 @@ class _IterableExhausted:
         self.worker_id = worker_id
 
 
+class _ResumeIteration:
+    """Sent to a persistent worker before a new pass (it restarts its dataset iterator), and
+    back from it as its acknowledgement."""
+
+    def __init__(self, worker_id: int) -> None:
+        self.worker_id = worker_id
+
+
 def worker_loop(
     dataset: Any,
     index_queue: Any,
@@ -118,6 +126,10 @@ def worker_loop(
             continue
         if task is None:
             return
+        if isinstance(task, _ResumeIteration):
+            it = iter(dataset) if iterable else None
+            result_queue.put((None, _ResumeIteration(worker_id)))
+            continue
         batch_no, indices = task
         try:
             if iterable:
