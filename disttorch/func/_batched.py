@@ -39,8 +39,10 @@ __all__ = [
     "pop_level",
     "push_level",
     "rewrap",
+    "rewrap_within",
     "top_level",
     "to_levels",
+    "to_levels_within",
     "wrap",
     "wrap_result",
 ]
@@ -230,3 +232,30 @@ def rewrap(real: Tensor, levels: list[Level]) -> Tensor:
     for lv in levels:
         real = wrap(real, lv)
     return real
+
+
+def _peel_newer(x: Tensor, levels: list[Level]) -> tuple[Tensor, list[Level]]:
+    """``x`` under its wrappers of levels not among ``levels`` (newer ones: wrapped outside
+    them), and those levels, outermost level first."""
+    newer = []
+    while type(x) is BatchedTensor and x._bt_level not in levels:
+        newer.append(x._bt_level)
+        x = x._bt_value
+    return x, newer[::-1]
+
+
+def to_levels_within(x: Tensor, levels: list[Level]) -> Tensor:
+    """:func:`to_levels` of ``x`` (a cotangent, say) that may also be batched at levels newer
+    than all of ``levels`` (a vmap over a ``vjp_fn``): those stay batched around the result."""
+    inner, newer = _peel_newer(x, levels)
+    real = to_levels(inner, levels)  # (*levels, *newer, *shape)
+    k, m = len(levels), len(newer)
+    return rewrap(real.movedim(tuple(range(k, k + m)), tuple(range(m))) if m and k else real, newer)
+
+
+def rewrap_within(x: Tensor, levels: list[Level]) -> Tensor:
+    """:func:`rewrap` of ``x`` (a gradient of real tensors at ``levels``) that may be batched at
+    newer levels too: the inverse of :func:`to_levels_within`."""
+    real, newer = _peel_newer(x, levels)  # (*newer, *levels, *shape)
+    k, m = len(levels), len(newer)
+    return rewrap(real.movedim(tuple(range(m)), tuple(range(k, k + m))) if m and k else real, levels + newer)

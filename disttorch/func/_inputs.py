@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
-from ._batched import Level, active_levels, rewrap, to_levels
+from ._batched import Level, active_levels, rewrap, rewrap_within, to_levels, to_levels_within
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -79,17 +79,18 @@ def grad_at(
 ) -> tuple:
     """``autograd.grad`` of tensors batched at the vmap ``levels`` (the inputs tracked at
     them): one pass over the real tensors, the gradients batched again. ``grad_outputs``
-    None: ones (scalar outputs)."""
+    None: ones (scalar outputs); they may be batched at newer levels too (inside a
+    :func:`~._batched_backward.batched_pass` of those), and so are the gradients then."""
     if not levels:
         return autograd.grad(outputs, inputs, grad_outputs, **kwargs)
     outs = [to_levels(o, levels) for o in outputs]
     cts = (
         [o.new_ones(o.shape) for o in outs]
         if grad_outputs is None
-        else [to_levels(c, levels) for c in grad_outputs]
+        else [to_levels_within(c, levels) for c in grad_outputs]
     )
     grads = autograd.grad(outs, [to_levels(x, levels) for x in inputs], cts, **kwargs)
-    return tuple(None if g is None else rewrap(g, levels) for g in grads)
+    return tuple(None if g is None else rewrap_within(g, levels) for g in grads)
 
 
 class Tracked:

@@ -6,20 +6,24 @@ differentiating it in the direction of the tangents gives the Jacobian-vector pr
 with PyTorch's values.
 
 Inside ``vmap`` the primals are tracked batched at every running level (see ``_inputs``), so
-one pass gives every sample's product. A ``vjp_fn`` (or ``linearize``'s ``jvp_fn``) called
+one pass gives every sample's product. A ``linearize``'s ``jvp_fn`` called
 under a vmap level that did not run when it was made, with cotangents (tangents) batched at
 it, runs the function again under that level: one batched pass instead of one per sample.
+A ``vjp_fn`` so called runs one backward pass of the recorded graph on the batched
+cotangents (``_batched_backward.batched_pass``), as PyTorch's: the function ran once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd.forward_ad import Linearization
 from ._batched import Level, active_levels, level_of, rewrap, to_levels
+from ._batched_backward import batched_pass
 from ._inputs import flat_outputs, grad_at, release, split_aux, track
 from ._pytree import tree_flatten, tree_unflatten
 
@@ -54,9 +58,6 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
     def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
         cts, ct_spec = tree_flatten(cotangents)
-        if _newly_batched(cts, levels):
-            rerun = vjp(func, *primals, has_aux=has_aux)[1]
-            return rerun(cotangents, retain_graph=retain_graph, create_graph=create_graph)
         if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
@@ -72,7 +73,9 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         pairs = [(o, c) for o, c in zip(outs, cts) if o.requires_grad]
         grads: list = [None] * len(leaves)
         if pairs:
-            with autograd.set_grad_enabled(cg):
+            with autograd.set_grad_enabled(cg), ExitStack() as passes:
+                for level in _newer_levels(cts, levels):
+                    passes.enter_context(batched_pass(level))
                 grads = list(
                     grad_at(
                         levels,
@@ -88,6 +91,18 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
     result = (release(out, keep), vjp_fn)
     return (*result, release(aux, keep)) if has_aux else result
+
+
+def _newer_levels(tensors: list, levels: list[Level]) -> list[Level]:
+    """The vmap levels not among ``levels`` that any of ``tensors`` is batched at, outermost
+    first (a ``vjp_fn`` called under a vmap over cotangents: one batched backward pass)."""
+    found = {}
+    for t in tensors:
+        while level_of(t) is not None:
+            if level_of(t) not in levels:
+                found[level_of(t).number] = level_of(t)
+            t = t._bt_value
+    return [found[k] for k in sorted(found)]
 
 
 def _newly_batched(tensors: list, levels: list[Level]) -> bool:

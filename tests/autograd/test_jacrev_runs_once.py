@@ -1,0 +1,67 @@
+"""jacrev and a vjp_fn under vmap run the function once (one batched backward pass of the
+recorded graph), as PyTorch's: side effects happen once and a random draw is the one the
+Jacobian describes."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch import func
+
+X = np.linspace(0.5, 2.0, 8)
+
+
+def _counted(lib, calls):
+    def f(x, w):
+        calls.append(1)
+        return (x.sin() * w).cumsum(0), (x * w).tanh().sum()
+
+    return f
+
+
+@pytest.mark.parametrize("outer_vmap", [False, True])
+def test_jacrev_calls_the_function_once(outer_vmap):
+    calls = []
+    jac = func.jacrev(_counted(dt, calls), argnums=(0, 1))
+    x, w = dt.tensor(X), dt.tensor(X[::-1].copy())
+    if outer_vmap:
+        got = func.vmap(jac, in_dims=(0, None))(dt.stack([x, 2 * x]), w)
+    else:
+        got = jac(x, w)
+    assert len(calls) == 1
+    rows = [(x, w)] if not outer_vmap else [(x, w), (2 * x, w)]
+    for k, (xi, wi) in enumerate(rows):  # against the per-sample jacobians of autograd.functional
+        want = dt.autograd.functional.jacobian(lambda a, b: _counted(dt, [])(a, b), (xi, wi))
+        for o in range(2):
+            for i in range(2):
+                g = got[o][i] if not outer_vmap else got[o][i][k]
+                np.testing.assert_allclose(g.numpy(), want[o][i].numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_vjp_fn_under_vmap_does_not_rerun_the_function():
+    calls = []
+    out, vjp_fn = func.vjp(lambda x: (calls.append(1), x.exp() * x)[1], dt.tensor(X))
+    cts = dt.eye(8, dtype=dt.float64)[:3]
+    (rows,) = func.vmap(vjp_fn)(cts)
+    assert len(calls) == 1
+    np.testing.assert_allclose(rows.numpy(), np.diag(np.exp(X) * (1 + X))[:3], rtol=1e-12)
+
+
+def _dropout(lib):
+    def f(x):
+        y = lib.nn.functional.dropout(x, 0.5, training=True)
+        return y * x, y
+
+    return f
+
+
+def test_jacrev_of_dropout_describes_the_mask_drawn_as_pytorch(torch):
+    dt.manual_seed(3)
+    jac, aux = func.jacrev(_dropout(dt), has_aux=True)(dt.tensor(X))
+    torch.manual_seed(3)
+    tjac, taux = torch.func.jacrev(_dropout(torch), has_aux=True)(torch.tensor(X))
+    np.testing.assert_array_equal(aux.numpy(), taux.numpy())
+    np.testing.assert_allclose(jac.numpy(), tjac.numpy(), rtol=1e-15)
+    mask = aux.numpy() != 0  # the Jacobian is the drawn mask's: d(y*x)/dx = 2y on the diagonal
+    np.testing.assert_allclose(np.diag(jac.numpy()), 2 * aux.numpy())
+    assert mask.any() and not mask.all()
