@@ -14,8 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd import engine, grad_mode
+from ..autograd.fused_backward import BATCHED_FUSED
 from ._batch_rules import activate
 from ._batched import Level, level_of, pop_level, push_level, wrap
 
@@ -48,6 +51,27 @@ def batched_pass(level: Level) -> Iterator[None]:
     finally:
         grad_mode.tensor_backwards[0] = before
         engine.BACKWARD_CALLERS.pop()
+
+
+def _fused(batched: Callable, grads: tuple) -> Any:
+    """A fused NumPy backward's gradients by its ``batched`` form (see
+    ``autograd.fused_backward``): one call on the arrays of ``grads``, batched at one level
+    (an unbatched gradient is broadcast to the batch)."""
+    levels = {level_of(g) for g in grads if level_of(g) is not None}
+    level = levels.pop()
+    if levels or any(level_of(g) is not None and type(g._bt_value) is not Tensor for g in grads):
+        return NotImplemented  # nested levels: per entry
+    arrays = []
+    for g in grads:
+        if g is None or level_of(g) is level:
+            arrays.append(None if g is None else g._bt_value._data)
+        else:
+            arrays.append(np.broadcast_to(g._data, (level.size, *g.shape)))
+    out = batched(*arrays)
+    return tuple(None if a is None else wrap(Tensor._make(a), level) for a in out)
+
+
+BATCHED_FUSED.append(_fused)
 
 
 def _unbatched(r: Tensor | None, level: Level) -> Tensor | None:

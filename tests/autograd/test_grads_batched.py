@@ -35,6 +35,37 @@ CASES = {
         ),
         lambda lib: [lib.tensor(X)],
     ),
+    "conv_pool_norm_layers": (
+        lambda lib, x, k, w: lib.nn.functional.avg_pool2d(
+            lib.nn.functional.batch_norm(
+                lib.nn.functional.max_pool2d(
+                    lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, w[:3], padding=1), (5, 5)),
+                    2,
+                    stride=1,
+                ),
+                lib.tensor(B[:3] / 2),
+                lib.tensor(B[2:] ** 2),
+                w[:3],
+                w[2:],
+            ),
+            3,
+            stride=2,
+            padding=1,
+            count_include_pad=False,
+        ),
+        lambda lib: [
+            lib.tensor(IMG),
+            lib.tensor(KER),
+            lib.tensor(B),
+        ],
+    ),
+    "unbatched_strided_layers": (
+        lambda lib, x, k, w: lib.nn.functional.max_pool2d(
+            lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, w[:3], stride=2), (2,), w[:2]),
+            (1, 2),
+        ),
+        lambda lib: [lib.tensor(IMG[0]), lib.tensor(KER), lib.tensor(B)],
+    ),
     "matmul_and_fused_layers": (
         lambda lib, x, k: (
             lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, padding=1), (5, 5))
@@ -88,12 +119,13 @@ def test_fused_numpy_backwards_run_per_entry_with_the_right_values():
             np.testing.assert_allclose(g[k].numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_an_mlp_runs_no_node_per_entry(monkeypatch):
+@pytest.mark.parametrize("name", ["mlp", "conv_pool_norm_layers", "unbatched_strided_layers"])
+def test_mlp_and_conv_layers_run_no_node_per_entry(monkeypatch, name):
     def refuse(node, *args):
         raise AssertionError(f"{node.name()} ran once per entry")
 
     monkeypatch.setattr(_batched_backward, "_per_entry", refuse)
-    _batched(dt, "mlp")
+    _batched(dt, name)
 
 
 def test_batched_gradients_are_differentiable_with_create_graph():
