@@ -66,6 +66,23 @@ CASES = {
         ),
         lambda lib: [lib.tensor(IMG[0]), lib.tensor(KER), lib.tensor(B)],
     ),
+    "attention_and_losses": (
+        lambda lib, q, k: lib.stack(
+            [
+                lib.nn.functional.cross_entropy(
+                    lib.nn.functional.scaled_dot_product_attention(q, k, k.flip(1), is_causal=True).reshape(
+                        6, 4
+                    ),
+                    lib.tensor(IDX.repeat(2)),
+                    reduction="none",
+                ),
+                lib.nn.functional.scaled_dot_product_attention(q, k, k, lib.tensor(X[..., :3] > 0))
+                .softmax(-1)[..., 0]
+                .reshape(6),
+            ]
+        ),
+        lambda lib: [lib.tensor(X), lib.tensor(X[:, ::-1].copy())],
+    ),
     "matmul_and_fused_layers": (
         lambda lib, x, k: (
             lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, padding=1), (5, 5))
@@ -119,8 +136,10 @@ def test_fused_numpy_backwards_run_per_entry_with_the_right_values():
             np.testing.assert_allclose(g[k].numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["mlp", "conv_pool_norm_layers", "unbatched_strided_layers"])
-def test_mlp_and_conv_layers_run_no_node_per_entry(monkeypatch, name):
+@pytest.mark.parametrize(
+    "name", ["mlp", "conv_pool_norm_layers", "unbatched_strided_layers", "attention_and_losses"]
+)
+def test_common_layers_run_no_node_per_entry(monkeypatch, name):
     def refuse(node, *args):
         raise AssertionError(f"{node.name()} ran once per entry")
 
