@@ -590,11 +590,15 @@ class AdaptiveAvgPoolNd(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        def grads(g):  # acts on the trailing dims only: a batch of gradients in front too
+            return map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, ctx.mats, True)),), g)
+
         gx = numpy_backward(
             "adaptive_avg_pool",
-            lambda g: map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, ctx.mats, True)),), g),
+            grads,
             grad,
             jvp=lambda t: AdaptiveAvgPoolNd.apply(t, ctx.out_size),  # linear: the op itself
+            batched=grads,
         )
         return gx[0], None
 
