@@ -234,28 +234,30 @@ def rewrap(real: Tensor, levels: list[Level]) -> Tensor:
     return real
 
 
-def _peel_newer(x: Tensor, levels: list[Level]) -> tuple[Tensor, list[Level]]:
-    """``x`` under its wrappers of levels not among ``levels`` (newer ones: wrapped outside
-    them), and those levels, outermost level first."""
-    newer = []
-    while type(x) is BatchedTensor and x._bt_level not in levels:
-        newer.append(x._bt_level)
-        x = x._bt_value
-    return x, newer[::-1]
-
-
 def to_levels_within(x: Tensor, levels: list[Level]) -> Tensor:
-    """:func:`to_levels` of ``x`` (a cotangent, say) that may also be batched at levels newer
-    than all of ``levels`` (a vmap over a ``vjp_fn``): those stay batched around the result."""
-    inner, newer = _peel_newer(x, levels)
-    real = to_levels(inner, levels)  # (*levels, *newer, *shape)
-    k, m = len(levels), len(newer)
-    return rewrap(real.movedim(tuple(range(k, k + m)), tuple(range(m))) if m and k else real, newer)
+    """:func:`to_levels` of ``x`` (a cotangent or tangent, say) that may also be batched at
+    levels not among ``levels`` (a vmap over a ``vjp_fn``): those stay batched around the
+    result, whose real tensor has one leading dim per level of ``levels``."""
+    real, have = _unwrap_all(x)
+    extra = [lv for lv in have if lv not in levels]
+    if not extra:
+        return to_levels(x, levels)
+    for lv in levels:  # expand to the missing ones, keeping the levels in order
+        if lv not in have:
+            k = sum(1 for h in have if h.number < lv.number)
+            real = real.unsqueeze(k).expand(*real.shape[:k], lv.size, *real.shape[k:])
+            have.insert(k, lv)
+    order = [have.index(lv) for lv in extra] + [have.index(lv) for lv in levels]
+    return rewrap(real.permute(*order, *range(len(have), real.ndim)), extra)
 
 
 def rewrap_within(x: Tensor, levels: list[Level]) -> Tensor:
-    """:func:`rewrap` of ``x`` (a gradient of real tensors at ``levels``) that may be batched at
-    newer levels too: the inverse of :func:`to_levels_within`."""
-    real, newer = _peel_newer(x, levels)  # (*newer, *levels, *shape)
-    k, m = len(levels), len(newer)
-    return rewrap(real.movedim(tuple(range(m)), tuple(range(k, k + m))) if m and k else real, levels + newer)
+    """:func:`rewrap` of ``x`` (a real tensor of ``levels``) that may be batched at other
+    levels too: the inverse of :func:`to_levels_within`."""
+    real, extra = _unwrap_all(x)  # dims (*extra, *levels, *shape)
+    if not extra:
+        return rewrap(x, levels)
+    have = extra + levels
+    ordered = sorted(have, key=lambda lv: lv.number)
+    dims = [have.index(lv) for lv in ordered]
+    return rewrap(real.permute(*dims, *range(len(have), real.ndim)), ordered)

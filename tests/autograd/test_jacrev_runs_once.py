@@ -65,3 +65,46 @@ def test_jacrev_of_dropout_describes_the_mask_drawn_as_pytorch(torch):
     mask = aux.numpy() != 0  # the Jacobian is the drawn mask's: d(y*x)/dx = 2y on the diagonal
     np.testing.assert_allclose(np.diag(jac.numpy()), 2 * aux.numpy())
     assert mask.any() and not mask.all()
+
+
+# ------------------------------------------------- forward mode: only the tangents are batched
+
+
+def test_jacfwd_and_linearize_under_vmap_run_the_function_once():
+    calls = []
+    f = _counted(dt, calls)
+    x, w = dt.tensor(X), dt.tensor(X[::-1].copy())
+    jac = func.jacfwd(f, argnums=(0, 1))(x, w)
+    assert len(calls) == 1
+    want = dt.autograd.functional.jacobian(lambda a, b: _counted(dt, [])(a, b), (x, w))
+    for o in range(2):
+        for i in range(2):
+            np.testing.assert_allclose(jac[o][i].numpy(), want[o][i].numpy(), rtol=1e-12, atol=1e-14)
+    _, jvp_fn = func.linearize(lambda v: f(v, w)[0], x)
+    cols = func.vmap(jvp_fn)(dt.eye(8, dtype=dt.float64))
+    assert len(calls) == 2  # linearize's own call, and none for the batch of tangents
+    np.testing.assert_allclose(cols.numpy().T, want[0][0].numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _mixed(lib):
+    def f(x, w):
+        return lib.nn.functional.linear(x, w).tanh().softmax(-1).exp().sum()
+
+    return f
+
+
+def test_nested_forward_mode_matches_pytorch(torch):
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(2, 4)), rng.normal(size=(3, 4))
+    for outer in ("jacfwd", "jacrev"):
+        ours = getattr(func, outer)(func.jacfwd(_mixed(dt), argnums=1), argnums=1)(dt.tensor(x), dt.tensor(w))
+        theirs = getattr(torch.func, outer)(torch.func.jacfwd(_mixed(torch), argnums=1), argnums=1)(
+            torch.tensor(x), torch.tensor(w)
+        )
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+    ts = rng.normal(size=(5, 4))  # a function closing over the tangents' batch: tracked there
+    ours = func.vmap(lambda t: func.jvp(lambda v: v * t.sin(), (dt.tensor(x[0]),), (t,))[1])(dt.tensor(ts))
+    theirs = torch.func.vmap(lambda t: torch.func.jvp(lambda v: v * t.sin(), (torch.tensor(x[0]),), (t,))[1])(
+        torch.tensor(ts)
+    )
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
