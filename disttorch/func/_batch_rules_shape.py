@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._creation import arange
-from .._dtype import int8, int16, int32, int64
+from .._dtype import bool as bool_
+from .._dtype import int8, int16, int32, int64, uint8
 from .._tensor import Tensor
 from ._batch_pointwise import in_place_error, pad_to, pointwise, tensors_of
 from ._batched import Level, level_of, wrap, wrap_result
@@ -219,9 +220,46 @@ def _adjacent_advanced(items: tuple) -> bool:
     return not where or where[-1] - where[0] + 1 == len(where)
 
 
+_MASK_INDEX = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over "
+    "indexing with a boolean mask."
+)
+
+
+def _refuse_batched_masks(items: tuple) -> None:
+    """PyTorch's error for indexing by a batched boolean mask (the result's shape would depend
+    on each sample's values, even where the counts agree)."""
+    if any(level_of(it) is not None and it.dtype in (bool_, uint8) for it in items):
+        raise RuntimeError(_MASK_INDEX)
+
+
+def _masked_select(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``masked_select`` by a batched mask is refused, as by PyTorch; an unbatched mask selects
+    per slice (same count in each)."""
+    mask = args[1] if len(args) > 1 else kwargs.get("mask")
+    if level_of(mask) is not None:
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this "
+            "because for each batch this would return a differently shaped Tensor. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature."
+        )
+    return NotImplemented
+
+
+def _nonzero(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    if kwargs.get("as_tuple"):
+        return NotImplemented
+    raise RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+        "aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+        "feature."
+    )
+
+
 def _getitem(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     x, key = args[0], args[1]
     items = key if type(key) is tuple else (key,)
+    _refuse_batched_masks(items)
     if any(level_of(it) is level for it in items):
         return _batched_index(x, items, level)
     if level_of(x) is not level:
@@ -256,6 +294,7 @@ def _batched_index(x: Tensor, items: tuple, level: Level) -> Any:
 def _setitem(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     x, key, value = args
     items = key if type(key) is tuple else (key,)
+    _refuse_batched_masks(items)
     if level_of(x) is not level:
         if level_of(value) is level:
             raise in_place_error(x, [[level.size, *value.shape]])
@@ -354,6 +393,8 @@ def _table() -> dict[str, Callable]:
         rules[name] = _transposes
     rules["__getitem__"] = _getitem
     rules["__setitem__"] = _setitem
+    rules["masked_select"] = _masked_select
+    rules["nonzero"] = _nonzero
     rules["cat"] = rules["concat"] = rules["concatenate"] = _concat(False)
     rules["stack"] = _concat(True)
     rules["gather"] = rules["scatter"] = rules["scatter_add"] = _gather_like

@@ -458,3 +458,21 @@ def test_float32_jacobians_of_copies_round_as_the_unbatched_function():
     assert dt.equal(j0, j1)
     h = dt.func.hessian(predict, argnums=2)(w, b, x[0])
     assert dt.allclose(h, dt.func.jacfwd(dt.func.jacfwd(predict, argnums=2), argnums=2)(w, b, x[0]))
+
+
+def test_batched_boolean_masks_raise_as_pytorch_and_unbatched_ones_select():
+    x = dt.tensor(np.abs(X) + 0.1)  # every sample selects the same count: refused all the same
+    for f in (
+        lambda r: r[r > 0],
+        lambda r: r.clone().__setitem__(r > 0, 0.0),
+        lambda r: r.sum(-1)[r[:, 0] > 0],
+    ):
+        with pytest.raises(RuntimeError, match="Attempting to batch over indexing with a boolean mask"):
+            dt.func.vmap(f)(x)
+    with pytest.raises(RuntimeError, match=r"Attempted to vmap over `mask` in torch.masked_select"):
+        dt.func.vmap(lambda r: dt.masked_select(r, r > 0))(x)
+    with pytest.raises(RuntimeError, match="Attempted to vmap over aten::nonzero"):
+        dt.func.vmap(lambda r: r.nonzero())(x)
+    mask = dt.tensor(X[0] > 0)
+    got = dt.func.vmap(lambda r: r[mask] * 2 + dt.masked_select(r, mask))(dt.tensor(X))
+    np.testing.assert_array_equal(got.numpy(), np.stack([r[X[0] > 0] * 3 for r in X]))
