@@ -230,6 +230,19 @@ NAMESPACES = {
         [SPD, X[:, 0, :4], X[:, :4, :2]],
         (0, 0, 0),
     ),
+    "linalg_lstsq_solve_triangular": (
+        lambda L, a, b, t: (
+            L.linalg.lstsq(a, b[:, :2]).solution,
+            L.linalg.lstsq(a, b[:, :2]).rank,
+            L.linalg.lstsq(L.tensor(X[0, :, :3]), b).solution,
+            L.linalg.solve_triangular(t, b[:4], upper=True),
+            L.linalg.solve_triangular(
+                L.tensor(SPD[0]), b[:4].mT, upper=False, left=False, unitriangular=True
+            ),
+        ),
+        [X[:, :, :3], X[:, :, 3:], SPD],
+        0,
+    ),
     "linalg_norms": (
         lambda L, x: (
             L.linalg.norm(x),
