@@ -1,10 +1,12 @@
-"""``autograd.grad(..., is_grads_batched=True)`` (and a ``vjp_fn`` called under ``vmap``) as one
-backward pass.
+"""``autograd.grad(..., is_grads_batched=True)`` (and a ``vjp_fn`` or a Jacobian-vector product
+called under ``vmap`` with batched cotangents or tangents) as one backward pass.
 
 The cotangents' leading dim becomes a ``vmap`` level (:mod:`._batched`): the engine walks the
 graph once and each node's backward formula, written with tensor ops, runs on batched
-gradients through the batching rules. A node whose backward cannot take them (one that reads
-its gradient's NumPy array, so that it returns an unbatched gradient or raises) runs once per
+gradients through the batching rules. A fused NumPy backward that has a batched form
+(``autograd.fused_backward``'s ``batched``) takes the gradients' arrays with the batch in
+front (:func:`_fused`). A node whose backward cannot take them (one that reads its
+gradient's NumPy array, so that it returns an unbatched gradient or raises) runs once per
 batch entry, and its results are stacked: the rest of the pass stays batched.
 """
 
