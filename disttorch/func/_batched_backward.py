@@ -60,9 +60,11 @@ def _fused(batched: Callable, grads: tuple) -> Any:
     ``autograd.fused_backward``): one call on the arrays of ``grads``, batched at one level
     (an unbatched gradient is broadcast to the batch)."""
     levels = {level_of(g) for g in grads if level_of(g) is not None}
+    if len(levels) != 1:
+        return NotImplemented  # (no batched gradient, only another subclass; or several levels)
     level = levels.pop()
-    if levels or any(level_of(g) is not None and type(g._bt_value) is not Tensor for g in grads):
-        return NotImplemented  # nested levels: per entry
+    if any(level_of(g) is not None and type(g._bt_value) is not Tensor for g in grads):
+        return NotImplemented  # nested levels: once per entry
     arrays = []
     for g in grads:
         if g is None or level_of(g) is level:
