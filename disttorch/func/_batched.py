@@ -21,7 +21,8 @@ dispatching twins (``_batch_rules.activate``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,8 @@ __all__ = [
     "rewrap",
     "rewrap_within",
     "top_level",
+    "tracked_levels",
+    "untracked",
     "to_levels",
     "to_levels_within",
     "wrap",
@@ -62,6 +65,7 @@ class Level:
 class _Stack(threading.local):
     def __init__(self) -> None:
         self.levels: list[Level] = []
+        self.untracked: list[Level] = []
         self.counter = 0
 
 
@@ -83,6 +87,22 @@ def pop_level(level: Level) -> None:
 def active_levels() -> list[Level]:
     """The running ``vmap`` levels, outermost first."""
     return list(_STACK.levels)
+
+
+def tracked_levels() -> list[Level]:
+    """The running levels a derivative transform tracks its inputs at (see :func:`untracked`)."""
+    return [lv for lv in _STACK.levels if lv not in _STACK.untracked]
+
+
+@contextmanager
+def untracked(levels: list[Level]) -> Iterator[None]:
+    """Inside, transforms do not track their inputs at ``levels`` (a ``jvp``'s levels where
+    only the tangents are batched: nothing the function computes is batched there)."""
+    _STACK.untracked.extend(levels)
+    try:
+        yield
+    finally:
+        del _STACK.untracked[len(_STACK.untracked) - len(levels) :]
 
 
 #: the dispatch to the batching rules (``_batch_rules.apply_rule``, set when it is imported)

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
-from ._batched import Level, active_levels, rewrap, rewrap_within, to_levels, to_levels_within
+from ._batched import Level, rewrap, rewrap_within, to_levels, to_levels_within, tracked_levels
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -67,7 +67,7 @@ def _check_leaf(x: Any, api: str) -> None:
 def track(x: Tensor, levels: list[Level] | None = None) -> Tensor:
     """``x`` as a tensor the graph starts from: a view if it has a graph already, else a leaf;
     batched at each of the running vmap ``levels``."""
-    levels = active_levels() if levels is None else levels
+    levels = tracked_levels() if levels is None else levels
     real = to_levels(x, levels) if levels else x
     with autograd.enable_grad():
         leaf = real.view_as(real) if real.requires_grad else real.detach().requires_grad_(True)
@@ -125,7 +125,7 @@ def track_args(args: tuple, argnums: Any, api: str) -> Tracked:
     leaves: list[Tensor] = []
     specs: list[TreeSpec] = []
     keep = False
-    levels = active_levels()
+    levels = tracked_levels()
     for k in nums:
         flat, spec = tree_flatten(args[k])
         for x in flat:

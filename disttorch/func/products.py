@@ -23,7 +23,7 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd.forward_ad import Linearization
-from ._batched import Level, active_levels, level_of, rewrap_within, to_levels, to_levels_within
+from ._batched import Level, level_of, rewrap_within, to_levels, to_levels_within, tracked_levels, untracked
 from ._batched_backward import batched_pass
 from ._inputs import flat_outputs, grad_at, release, split_aux, track
 from ._pytree import tree_flatten, tree_unflatten
@@ -51,7 +51,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``): ``vjp_fn(cotangents)``, with
     ``cotangents`` structured like the output, returns the vector-Jacobian products w.r.t. every
     primal, as a tuple structured like ``primals``. ``vjp_fn`` may be called repeatedly."""
-    levels = active_levels()
+    levels = tracked_levels()
     args, p_spec, leaves, keep = _track_primals(primals, "vjp", levels)
     with autograd.enable_grad():
         out, aux = split_aux(func(*args), has_aux, "vjp(f, *primals)")
@@ -131,7 +131,7 @@ def _tracking_levels(primals: list, tangents: list) -> list[Level]:
     """The running vmap levels to track the primals at: all but those where only tangents are
     batched (their batch goes through the Jacobian-vector product's backward pass, batched:
     the function runs once, not once per tangent)."""
-    levels = active_levels()
+    levels = tracked_levels()
     tangent_only = set(_other_levels(tangents, _other_levels(primals, [])))
     return [lv for lv in levels if lv not in tangent_only]
 
@@ -169,9 +169,10 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not implemented yet.")
     flat_t = _check_tangents(primals, tangents, api)
     levels = _tracking_levels(tree_flatten(primals)[0], flat_t)
-    result = _jvp_at(func, primals, flat_t, has_aux, levels)
+    with untracked([lv for lv in tracked_levels() if lv not in levels]):
+        result = _jvp_at(func, primals, flat_t, has_aux, levels)
     if result is None:  # the function closes over a tensor batched where only tangents are
-        result = _jvp_at(func, primals, flat_t, has_aux, active_levels())
+        result = _jvp_at(func, primals, flat_t, has_aux, tracked_levels())
     return result
 
 
@@ -196,7 +197,7 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` returns ``jvp(func, primals,
     tangents)[1]`` without calling ``func`` again (the linearised graph is kept)."""
     api = "linearize"
-    levels = active_levels()
+    levels = tracked_levels()
     args, p_spec, leaves, keep = _track_primals(primals, api, levels)
     with autograd.enable_grad():
         out = func(*args)

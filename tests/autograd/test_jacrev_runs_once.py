@@ -70,7 +70,7 @@ def test_jacrev_of_dropout_describes_the_mask_drawn_as_pytorch(torch):
 # ------------------------------------------------- forward mode: only the tangents are batched
 
 
-def test_jacfwd_and_linearize_under_vmap_run_the_function_once():
+def test_jacfwd_hessian_and_linearize_under_vmap_run_the_function_once():
     calls = []
     f = _counted(dt, calls)
     x, w = dt.tensor(X), dt.tensor(X[::-1].copy())
@@ -80,9 +80,12 @@ def test_jacfwd_and_linearize_under_vmap_run_the_function_once():
     for o in range(2):
         for i in range(2):
             np.testing.assert_allclose(jac[o][i].numpy(), want[o][i].numpy(), rtol=1e-12, atol=1e-14)
+    func.hessian(lambda v: f(v, w)[1])(x)
+    func.jacfwd(func.jacfwd(lambda v: f(v, w)[1]))(x)
+    assert len(calls) == 3  # the inner transform's function runs once, unbatched at the outer level
     _, jvp_fn = func.linearize(lambda v: f(v, w)[0], x)
     cols = func.vmap(jvp_fn)(dt.eye(8, dtype=dt.float64))
-    assert len(calls) == 2  # linearize's own call, and none for the batch of tangents
+    assert len(calls) == 4  # linearize's own call, and none for the batch of tangents
     np.testing.assert_allclose(cols.numpy().T, want[0][0].numpy(), rtol=1e-12, atol=1e-14)
 
 
