@@ -188,3 +188,19 @@ def test_vectorized_jacobian_and_hessian_are_one_batched_pass():
         for a, b in zip(loop, batched):
             np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(F.hessian(g, x, vectorize=True).numpy(), F.hessian(g, x).numpy(), rtol=1e-12)
+
+
+def test_matrix_products_backward_runs_no_op_per_slice(monkeypatch):
+    from disttorch.func import _batch_rules
+
+    def refuse(func, *args, **kwargs):
+        raise AssertionError(f"{getattr(func, '__name__', func)} ran once per slice")
+
+    monkeypatch.setattr(_batch_rules, "per_slice", refuse)
+    w, v = dt.tensor(W, requires_grad=True), dt.tensor(B, requires_grad=True)
+    out = (w.mT @ (w @ w.mT @ v).tanh()).sin()
+    cot = dt.tensor(RNG.normal(size=(3, 4)))
+    grads = dt.autograd.grad(out, (w, v), cot, retain_graph=True, is_grads_batched=True)
+    for k in range(3):
+        for g, r in zip(grads, dt.autograd.grad(out, (w, v), cot[k], retain_graph=True)):
+            np.testing.assert_allclose(g[k].numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
