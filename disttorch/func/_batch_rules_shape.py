@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._creation import arange
 from .._dtype import bool as bool_
 from .._dtype import int8, int16, int32, int64, uint8
@@ -14,7 +16,7 @@ from .._tensor import Tensor
 from ._batch_pointwise import in_place_error, pad_to, pointwise, tensors_of
 from ._batched import Level, level_of, wrap, wrap_result
 
-__all__ = ["SHAPE_RULES", "logical_dim"]
+__all__ = ["SHAPE_FUNCTION_RULES", "SHAPE_RULES", "logical_dim"]
 
 _REQUIRED = object()  # a dim argument without default: absent means the op itself complains
 _ALL = object()  # None or absent: all dims (a full reduction)
@@ -400,5 +402,33 @@ def _table() -> dict[str, Callable]:
     rules["gather"] = rules["scatter"] = rules["scatter_add"] = _gather_like
     return rules
 
+
+def _flip_function(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``Flip`` (flip's backward node on batched gradients): the dims shifted past the batch."""
+    g, dims = args
+    if level_of(g) is not level or kwargs:
+        return NotImplemented
+    rank = len(g.shape)
+    dims = (dims,) if isinstance(dims, int) else dims
+    return wrap(func(g._bt_value, tuple(d % rank + 1 for d in dims)), level)
+
+
+def _index_put_function(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``IndexPut`` (the backward node of reading ``x[index]``) on batched gradients: a leading
+    full slice put before the index, when its array indices (with the ints among them) stay
+    next to each other, so that NumPy keeps their result dims after the batch."""
+    g, shape, index, accumulate = args
+    if level_of(g) is not level or kwargs:
+        return NotImplemented
+    items = index if type(index) is tuple else (index,)
+    if any(isinstance(it, np.ndarray) and it.ndim for it in items):
+        where = [i for i, it in enumerate(items) if isinstance(it, (np.ndarray, int, np.integer))]
+        if where[-1] - where[0] + 1 != len(where):
+            return NotImplemented
+    return wrap(func(g._bt_value, (level.size, *shape), (slice(None), *items), accumulate), level)
+
+
+#: rules for autograd Functions of this family (backward nodes reached with batched gradients)
+SHAPE_FUNCTION_RULES: dict[str, Callable] = {"Flip": _flip_function, "IndexPut": _index_put_function}
 
 SHAPE_RULES = _table()

@@ -190,7 +190,7 @@ def test_vectorized_jacobian_and_hessian_are_one_batched_pass():
     np.testing.assert_allclose(F.hessian(g, x, vectorize=True).numpy(), F.hessian(g, x).numpy(), rtol=1e-12)
 
 
-def test_matrix_products_backward_runs_no_op_per_slice(monkeypatch):
+def test_matrix_products_flips_and_reads_backward_run_no_op_per_slice(monkeypatch):
     from disttorch.func import _batch_rules
 
     def refuse(func, *args, **kwargs):
@@ -198,8 +198,10 @@ def test_matrix_products_backward_runs_no_op_per_slice(monkeypatch):
 
     monkeypatch.setattr(_batch_rules, "per_slice", refuse)
     w, v = dt.tensor(W, requires_grad=True), dt.tensor(B, requires_grad=True)
-    out = (w.mT @ (w @ w.mT @ v).tanh()).sin()
-    cot = dt.tensor(RNG.normal(size=(3, 4)))
+    h = (w.mT @ (w @ w.mT @ v).tanh()).sin().flip(0) * w[1:3, ::2].sum()
+    m = w.flip(-1)[dt.tensor([0, 2, 2])][:, dt.tensor(IDX)] + w[dt.tensor(W[:, 0] > 0)].sum()
+    out = dt.cat([h, m.reshape(-1)[:3], w[..., 1], w[2, dt.tensor(IDX)]])
+    cot = dt.tensor(RNG.normal(size=(3, *out.shape)))
     grads = dt.autograd.grad(out, (w, v), cot, retain_graph=True, is_grads_batched=True)
     for k in range(3):
         for g, r in zip(grads, dt.autograd.grad(out, (w, v), cot[k], retain_graph=True)):
