@@ -32,9 +32,11 @@ from .._tensor import Tensor
 __all__ = [
     "DATA_DEPENDENT",
     "BatchedTensor",
+    "UntrackedBatch",
     "Level",
     "DISPATCH",
     "active_levels",
+    "check_tracked",
     "level_of",
     "per_slice",
     "pop_level",
@@ -92,6 +94,21 @@ def active_levels() -> list[Level]:
 def tracked_levels() -> list[Level]:
     """The running levels a derivative transform tracks its inputs at (see :func:`untracked`)."""
     return [lv for lv in _STACK.levels if lv not in _STACK.untracked]
+
+
+class UntrackedBatch(RuntimeError):
+    """A transform's function computed a value batched at a level it did not track its inputs
+    at (see :func:`untracked`): the ``jvp`` that chose the level runs again, tracking it."""
+
+
+def check_tracked(tensors: list) -> None:
+    """Raise :class:`UntrackedBatch` when one of ``tensors`` is batched at an untracked level."""
+    if _STACK.untracked:
+        for t in tensors:
+            while type(t) is BatchedTensor:
+                if t._bt_level in _STACK.untracked:
+                    raise UntrackedBatch("a value is batched at a level the inputs were not tracked at")
+                t = t._bt_value
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
-from ._batched import Level, rewrap, rewrap_within, to_levels, to_levels_within, tracked_levels
+from ._batched import Level, check_tracked, rewrap, rewrap_within, to_levels, to_levels_within, tracked_levels
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -81,6 +81,7 @@ def grad_at(
     them): one pass over the real tensors, the gradients batched again. ``grad_outputs``
     None: ones (scalar outputs); they may be batched at newer levels too (inside a
     :func:`~._batched_backward.batched_pass` of those), and so are the gradients then."""
+    check_tracked(outputs)
     if not levels:
         return autograd.grad(outputs, inputs, grad_outputs, **kwargs)
     outs = [to_levels(o, levels) for o in outputs]

@@ -23,7 +23,17 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd.forward_ad import Linearization
-from ._batched import Level, level_of, rewrap_within, to_levels, to_levels_within, tracked_levels, untracked
+from ._batched import (
+    Level,
+    UntrackedBatch,
+    check_tracked,
+    level_of,
+    rewrap_within,
+    to_levels,
+    to_levels_within,
+    tracked_levels,
+    untracked,
+)
 from ._batched_backward import batched_pass
 from ._inputs import flat_outputs, grad_at, release, split_aux, track
 from ._pytree import tree_flatten, tree_unflatten
@@ -169,10 +179,15 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not implemented yet.")
     flat_t = _check_tangents(primals, tangents, api)
     levels = _tracking_levels(tree_flatten(primals)[0], flat_t)
-    with untracked([lv for lv in tracked_levels() if lv not in levels]):
-        result = _jvp_at(func, primals, flat_t, has_aux, levels)
+    try:
+        with untracked([lv for lv in tracked_levels() if lv not in levels]):
+            result = _jvp_at(func, primals, flat_t, has_aux, levels)
+    except UntrackedBatch:  # (raised by a transform inside the function, see below)
+        result = None
     if result is None:  # the function closes over a tensor batched where only tangents are
         result = _jvp_at(func, primals, flat_t, has_aux, tracked_levels())
+    if result is None:  # batched at an enclosing jvp's untracked level: that jvp runs again
+        raise UntrackedBatch("a value is batched at a level the inputs were not tracked at")
     return result
 
 
@@ -202,6 +217,7 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     with autograd.enable_grad():
         out = func(*args)
     outs, out_spec = flat_outputs(out, api)
+    check_tracked(outs)
     lin = _linearization(outs, leaves, levels)
 
     def jvp_fn(*tangents: Any) -> Any:

@@ -111,3 +111,18 @@ def test_nested_forward_mode_matches_pytorch(torch):
         torch.tensor(ts)
     )
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+    def per(lib, inner):  # transforms inside, closing over a value batched with the tangents
+        F = lib.func
+
+        def run(t, c):
+            if inner == "grad":
+                g = lambda v: F.grad(lambda y: (y.sin() * c).sum())(v)  # noqa: E731
+            else:
+                g = lambda v: F.jvp(lambda y: y.sin() * c, (v,), (v.cos(),))[1]  # noqa: E731
+            return F.jvp(g, (lib.tensor(x[0]),), (t,))[1]
+
+        return F.vmap(run)(lib.tensor(ts), lib.tensor(ts[::-1].copy()))
+
+    for inner in ("grad", "jvp"):
+        np.testing.assert_allclose(per(dt, inner).numpy(), per(torch, inner).numpy(), rtol=1e-12, atol=1e-15)
