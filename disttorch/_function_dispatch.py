@@ -336,6 +336,13 @@ def _install_all_tensor_methods() -> None:
 _twins: dict[int, dict[str, Callable]] = {}
 
 
+def twin(value: Any) -> Any:
+    """The dispatching twin of a public function swapped already (a reference taken before
+    the swap, say ``vmap(torch.linalg.lstsq)`` on the first ``vmap``), else ``value``."""
+    named = _twins.get(id(value)) if isinstance(value, types.FunctionType) else None
+    return value if named is None else named.get(value.__name__) or next(iter(named.values()))
+
+
 def _swap_functions(namespaces: tuple) -> None:
     """Give the public functions of ``namespaces`` twins, wherever a disttorch module binds them."""
     import disttorch

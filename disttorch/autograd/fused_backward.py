@@ -11,6 +11,10 @@ differentiation is never silently wrong:
   ``jacfwd`` and forward-mode AD): the backward is linear in them, and its derivative in the
   direction of a tangent of the op's inputs is the op's Jacobian-vector product, which the op
   may supply as ``jvp`` (written with tensor ops, so it is differentiable in turn).
+
+In a pass of batched gradients (``autograd.grad(..., is_grads_batched=True)``, ``jacrev``) an op
+may supply ``batched``: the same backward for gradient arrays with one more leading dim (the
+batch), so that the node runs once for the batch instead of once per entry.
 """
 
 from __future__ import annotations
@@ -20,9 +24,15 @@ from collections.abc import Callable, Sequence
 from .._tensor import Tensor
 from .engine import edges_needed
 from .function import Function
+from .grad_mode import is_grad_enabled as recording_grad
 from .grad_mode import tensor_backwards
 
-__all__ = ["fused_backward"]
+__all__ = ["BATCHED_FUSED", "fused_backward"]
+
+#: ``run(batched, grads)``: the gradients of a node of batched ``grads`` computed by ``batched``
+#: on their arrays with the batch in front, batched again, or NotImplemented when it cannot
+#: (``func._batched_backward``, a layer above, sets it)
+BATCHED_FUSED: list[Callable] = []
 
 
 class _FusedBackward(Function):
@@ -56,14 +66,21 @@ def fused_backward(
     grads: Sequence[Tensor | None],
     depends_on: Sequence[Tensor | None],
     jvp: Callable[..., Tensor | tuple | None] | None = None,
+    batched: Callable[..., tuple] | None = None,
 ) -> tuple:
     """``fn(*grad_arrays)`` (one array or None per forward input) as tensors, recorded as one
     node when autograd records. ``depends_on``: the tensors the gradients are functions of
     (the op's inputs, saved weights). ``jvp``, given one tangent (or None) per forward input,
     returns the op's Jacobian-vector product for each of ``grads`` (a tensor when there is one).
 
-    A pass of batched gradients (``tensor_backwards``) gets an error for batched ``grads``: its
-    node then runs once per entry (``fn`` may read the arrays of the tensors it closes over)."""
+    A pass of batched gradients (``tensor_backwards``) with batched ``grads`` calls ``batched``
+    (``fn`` for arrays with a leading batch dim) when it is given and the pass is not recorded;
+    otherwise it gets an error, and the node then runs once per entry (``fn`` may read the
+    arrays of the tensors it closes over)."""
     if tensor_backwards[0] and any(g is not None and type(g) is not Tensor for g in grads):
+        if batched is not None and BATCHED_FUSED and not recording_grad():
+            out = BATCHED_FUSED[0](batched, grads)
+            if out is not NotImplemented:
+                return out
         raise RuntimeError(f"the backward of {name} is a fused NumPy kernel: it takes no batched gradients")
     return _FusedBackward.apply(fn, name, jvp, len(grads), *grads, *depends_on)

@@ -20,7 +20,7 @@ from ._batch_pointwise import in_place_error, pointwise, tensors_of
 from ._batch_rules_linalg import LINALG_FUNCTION_RULES, LINALG_RULES
 from ._batch_rules_namespaces import NAMESPACE_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, RANDOMNESS_ERROR, random_rule
-from ._batch_rules_shape import SHAPE_RULES
+from ._batch_rules_shape import SHAPE_FUNCTION_RULES, SHAPE_RULES
 from ._batched import (
     DATA_DEPENDENT,
     DISPATCH,
@@ -164,7 +164,7 @@ RULES: dict[str, Callable] = {
 
 
 #: rules for autograd Functions (by class name) reached with batched arguments
-FUNCTION_RULES: dict[str, Callable] = {**LINALG_FUNCTION_RULES}
+FUNCTION_RULES: dict[str, Callable] = {**LINALG_FUNCTION_RULES, **SHAPE_FUNCTION_RULES}
 
 
 #: public module -> the prefix of its own rules (see ``_batch_rules_namespaces``); True: only those

@@ -225,4 +225,8 @@ LINALG_RULES: dict[str, Callable] = {
 }
 
 #: rules for autograd Functions applied to batched tensors, by class name
-LINALG_FUNCTION_RULES: dict[str, Callable] = {"LinearGrad": _linear_grad}
+LINALG_FUNCTION_RULES: dict[str, Callable] = {
+    "LinearGrad": _linear_grad,
+    # a matrix product's backward (``Matmul.apply`` of batched gradients): the operator's rule
+    "Matmul": lambda func, level, args, kwargs: args[0] @ args[1] if len(args) == 2 else NotImplemented,
+}

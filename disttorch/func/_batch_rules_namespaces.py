@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._tensor import Tensor
 from ._batch_pointwise import pad_to, pointwise
 from ._batch_rules_nn import _batched_only, _bind
 from ._batch_rules_shape import _ALL, _on_matrices, _real_dims, dim_op
@@ -94,6 +95,28 @@ def _solve(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     return wrap(out.squeeze(-1) if vector else out, level)
 
 
+def _matrix_pair(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """A function of two stacks of matrices whose leading dims broadcast (``solve_triangular``,
+    ``lstsq``): on both values expanded to the batch and padded to a common rank. Each result
+    holds the batch in front, but an empty one (``lstsq``'s residuals and singular values for
+    some drivers), one empty tensor per sample."""
+    if len(args) != 2 or "out" in kwargs:
+        return NotImplemented
+    a, b = args
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        return NotImplemented
+    rank = max(len(a.shape), len(b.shape))
+    values = [
+        pad_to(t, rank) if level_of(t) is level else t.expand(level.size, *(1,) * (rank - t.dim()), *t.shape)
+        for t in (a, b)
+    ]
+    out = func(*values, **kwargs)
+    if isinstance(out, Tensor):
+        return wrap(out, level)
+    fields = [f if f.dim() and f.shape[0] == level.size else f.new_empty((level.size, *f.shape)) for f in out]
+    return wrap_result(type(out)._make(fields) if hasattr(out, "_make") else tuple(fields), level)
+
+
 #: special's pointwise functions that torch does not hold under the same name
 _SPECIAL_POINTWISE = (
     "airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 entr erfcx expit gammainc gammaincc gammaln i0e "
@@ -114,6 +137,7 @@ def _table() -> dict[str, Callable]:
     ).split():
         rules["linalg." + name] = _on_matrices
     rules["linalg.solve"] = _solve
+    rules["linalg.solve_triangular"] = rules["linalg.lstsq"] = _matrix_pair
     rules["linalg.vector_norm"] = dim_op((2, "dim", _ALL))
     rules["linalg.matrix_norm"] = dim_op((2, "dim", (-2, -1)))
     rules["linalg.norm"] = _norm

@@ -7,13 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._creation import arange
-from .._dtype import int8, int16, int32, int64
+from .._dtype import bool as bool_
+from .._dtype import int8, int16, int32, int64, uint8
 from .._tensor import Tensor
 from ._batch_pointwise import in_place_error, pad_to, pointwise, tensors_of
 from ._batched import Level, level_of, wrap, wrap_result
 
-__all__ = ["SHAPE_RULES", "logical_dim"]
+__all__ = ["SHAPE_FUNCTION_RULES", "SHAPE_RULES", "logical_dim"]
 
 _REQUIRED = object()  # a dim argument without default: absent means the op itself complains
 _ALL = object()  # None or absent: all dims (a full reduction)
@@ -219,9 +222,46 @@ def _adjacent_advanced(items: tuple) -> bool:
     return not where or where[-1] - where[0] + 1 == len(where)
 
 
+_MASK_INDEX = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over "
+    "indexing with a boolean mask."
+)
+
+
+def _refuse_batched_masks(items: tuple) -> None:
+    """PyTorch's error for indexing by a batched boolean mask (the result's shape would depend
+    on each sample's values, even where the counts agree)."""
+    if any(level_of(it) is not None and it.dtype in (bool_, uint8) for it in items):
+        raise RuntimeError(_MASK_INDEX)
+
+
+def _masked_select(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``masked_select`` by a batched mask is refused, as by PyTorch; an unbatched mask selects
+    per slice (same count in each)."""
+    mask = args[1] if len(args) > 1 else kwargs.get("mask")
+    if level_of(mask) is not None:
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this "
+            "because for each batch this would return a differently shaped Tensor. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature."
+        )
+    return NotImplemented
+
+
+def _nonzero(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    if kwargs.get("as_tuple"):
+        return NotImplemented
+    raise RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+        "aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+        "feature."
+    )
+
+
 def _getitem(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     x, key = args[0], args[1]
     items = key if type(key) is tuple else (key,)
+    _refuse_batched_masks(items)
     if any(level_of(it) is level for it in items):
         return _batched_index(x, items, level)
     if level_of(x) is not level:
@@ -256,6 +296,7 @@ def _batched_index(x: Tensor, items: tuple, level: Level) -> Any:
 def _setitem(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     x, key, value = args
     items = key if type(key) is tuple else (key,)
+    _refuse_batched_masks(items)
     if level_of(x) is not level:
         if level_of(value) is level:
             raise in_place_error(x, [[level.size, *value.shape]])
@@ -354,10 +395,40 @@ def _table() -> dict[str, Callable]:
         rules[name] = _transposes
     rules["__getitem__"] = _getitem
     rules["__setitem__"] = _setitem
+    rules["masked_select"] = _masked_select
+    rules["nonzero"] = _nonzero
     rules["cat"] = rules["concat"] = rules["concatenate"] = _concat(False)
     rules["stack"] = _concat(True)
     rules["gather"] = rules["scatter"] = rules["scatter_add"] = _gather_like
     return rules
 
+
+def _flip_function(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``Flip`` (flip's backward node on batched gradients): the dims shifted past the batch."""
+    g, dims = args
+    if level_of(g) is not level or kwargs:
+        return NotImplemented
+    rank = len(g.shape)
+    dims = (dims,) if isinstance(dims, int) else dims
+    return wrap(func(g._bt_value, tuple(d % rank + 1 for d in dims)), level)
+
+
+def _index_put_function(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``IndexPut`` (the backward node of reading ``x[index]``) on batched gradients: a leading
+    full slice put before the index, when its array indices (with the ints among them) stay
+    next to each other, so that NumPy keeps their result dims after the batch."""
+    g, shape, index, accumulate = args
+    if level_of(g) is not level or kwargs:
+        return NotImplemented
+    items = index if type(index) is tuple else (index,)
+    if any(isinstance(it, np.ndarray) and it.ndim for it in items):
+        where = [i for i, it in enumerate(items) if isinstance(it, (np.ndarray, int, np.integer))]
+        if where[-1] - where[0] + 1 != len(where):
+            return NotImplemented
+    return wrap(func(g._bt_value, (level.size, *shape), (slice(None), *items), accumulate), level)
+
+
+#: rules for autograd Functions of this family (backward nodes reached with batched gradients)
+SHAPE_FUNCTION_RULES: dict[str, Callable] = {"Flip": _flip_function, "IndexPut": _index_put_function}
 
 SHAPE_RULES = _table()

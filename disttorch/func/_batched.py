@@ -21,7 +21,8 @@ dispatching twins (``_batch_rules.activate``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -31,16 +32,22 @@ from .._tensor import Tensor
 __all__ = [
     "DATA_DEPENDENT",
     "BatchedTensor",
+    "UntrackedBatch",
     "Level",
     "DISPATCH",
     "active_levels",
+    "check_tracked",
     "level_of",
     "per_slice",
     "pop_level",
     "push_level",
     "rewrap",
+    "rewrap_within",
     "top_level",
+    "tracked_levels",
+    "untracked",
     "to_levels",
+    "to_levels_within",
     "wrap",
     "wrap_result",
 ]
@@ -60,6 +67,7 @@ class Level:
 class _Stack(threading.local):
     def __init__(self) -> None:
         self.levels: list[Level] = []
+        self.untracked: list[Level] = []
         self.counter = 0
 
 
@@ -81,6 +89,37 @@ def pop_level(level: Level) -> None:
 def active_levels() -> list[Level]:
     """The running ``vmap`` levels, outermost first."""
     return list(_STACK.levels)
+
+
+def tracked_levels() -> list[Level]:
+    """The running levels a derivative transform tracks its inputs at (see :func:`untracked`)."""
+    return [lv for lv in _STACK.levels if lv not in _STACK.untracked]
+
+
+class UntrackedBatch(RuntimeError):
+    """A transform's function computed a value batched at a level it did not track its inputs
+    at (see :func:`untracked`): the ``jvp`` that chose the level runs again, tracking it."""
+
+
+def check_tracked(tensors: list) -> None:
+    """Raise :class:`UntrackedBatch` when one of ``tensors`` is batched at an untracked level."""
+    if _STACK.untracked:
+        for t in tensors:
+            while type(t) is BatchedTensor:
+                if t._bt_level in _STACK.untracked:
+                    raise UntrackedBatch("a value is batched at a level the inputs were not tracked at")
+                t = t._bt_value
+
+
+@contextmanager
+def untracked(levels: list[Level]) -> Iterator[None]:
+    """Inside, transforms do not track their inputs at ``levels`` (a ``jvp``'s levels where
+    only the tangents are batched: nothing the function computes is batched there)."""
+    _STACK.untracked.extend(levels)
+    try:
+        yield
+    finally:
+        del _STACK.untracked[len(_STACK.untracked) - len(levels) :]
 
 
 #: the dispatch to the batching rules (``_batch_rules.apply_rule``, set when it is imported)
@@ -230,3 +269,32 @@ def rewrap(real: Tensor, levels: list[Level]) -> Tensor:
     for lv in levels:
         real = wrap(real, lv)
     return real
+
+
+def to_levels_within(x: Tensor, levels: list[Level]) -> Tensor:
+    """:func:`to_levels` of ``x`` (a cotangent or tangent, say) that may also be batched at
+    levels not among ``levels`` (a vmap over a ``vjp_fn``): those stay batched around the
+    result, whose real tensor has one leading dim per level of ``levels``."""
+    real, have = _unwrap_all(x)
+    extra = [lv for lv in have if lv not in levels]
+    if not extra:
+        return to_levels(x, levels)
+    for lv in levels:  # expand to the missing ones, keeping the levels in order
+        if lv not in have:
+            k = sum(1 for h in have if h.number < lv.number)
+            real = real.unsqueeze(k).expand(*real.shape[:k], lv.size, *real.shape[k:])
+            have.insert(k, lv)
+    order = [have.index(lv) for lv in extra] + [have.index(lv) for lv in levels]
+    return rewrap(real.permute(*order, *range(len(have), real.ndim)), extra)
+
+
+def rewrap_within(x: Tensor, levels: list[Level]) -> Tensor:
+    """:func:`rewrap` of ``x`` (a real tensor of ``levels``) that may be batched at other
+    levels too: the inverse of :func:`to_levels_within`."""
+    real, extra = _unwrap_all(x)  # dims (*extra, *levels, *shape)
+    if not extra:
+        return rewrap(x, levels)
+    have = extra + levels
+    ordered = sorted(have, key=lambda lv: lv.number)
+    dims = [have.index(lv) for lv in ordered]
+    return rewrap(real.permute(*dims, *range(len(have), real.ndim)), ordered)

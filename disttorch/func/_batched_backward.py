@@ -1,40 +1,81 @@
-"""``autograd.grad(..., is_grads_batched=True)`` as one backward pass.
+"""``autograd.grad(..., is_grads_batched=True)`` (and a ``vjp_fn`` or a Jacobian-vector product
+called under ``vmap`` with batched cotangents or tangents) as one backward pass.
 
 The cotangents' leading dim becomes a ``vmap`` level (:mod:`._batched`): the engine walks the
 graph once and each node's backward formula, written with tensor ops, runs on batched
-gradients through the batching rules. A node whose backward cannot take them (one that reads
-its gradient's NumPy array, so that it returns an unbatched gradient or raises) runs once per
+gradients through the batching rules. A fused NumPy backward that has a batched form
+(``autograd.fused_backward``'s ``batched``) takes the gradients' arrays with the batch in
+front (:func:`_fused`). A node whose backward cannot take them (one that reads its
+gradient's NumPy array, so that it returns an unbatched gradient or raises) runs once per
 batch entry, and its results are stacked: the rest of the pass stays batched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import engine, grad_mode
+from ..autograd.fused_backward import BATCHED_FUSED
 from ._batch_rules import activate
 from ._batched import Level, level_of, pop_level, push_level, wrap
 
-__all__ = ["batched_grad"]
+__all__ = ["batched_grad", "batched_pass"]
 
 
 def batched_grad(grad: Callable, outs: list, ins: list, gos: list, n: int, **options: Any) -> tuple:
     """``grad(outs, ins, gos, **options)`` for cotangents ``gos`` whose first dim (of size ``n``)
     is a batch: the gradients of ``ins``, each with that batch dim in front."""
-    activate()
     level = push_level(n, "error")
-    engine.BACKWARD_CALLERS.append(lambda node, grads: _call(node, grads, level))
+    try:
+        with batched_pass(level):
+            result = grad(outs, ins, [wrap(g, level) for g in gos], **options)
+    finally:
+        pop_level(level)
+    return tuple(_unbatched(r, level) for r in result)
+
+
+@contextmanager
+def batched_pass(level: Level) -> Iterator[None]:
+    """Backward passes run inside take gradients batched at the running vmap ``level`` (one
+    pass for the batch; a node that cannot take them runs once per entry)."""
+    activate()
+    outer = engine.BACKWARD_CALLERS[-1] if engine.BACKWARD_CALLERS else engine._call_backward
+    engine.BACKWARD_CALLERS.append(lambda node, grads: _call(node, grads, level, outer))
     before = grad_mode.tensor_backwards[0]
     grad_mode.tensor_backwards[0] = True  # backwards of tensor ops, not of the arrays forward kept
     try:
-        result = grad(outs, ins, [wrap(g, level) for g in gos], **options)
+        yield
     finally:
         grad_mode.tensor_backwards[0] = before
         engine.BACKWARD_CALLERS.pop()
-        pop_level(level)
-    return tuple(_unbatched(r, level) for r in result)
+
+
+def _fused(batched: Callable, grads: tuple) -> Any:
+    """A fused NumPy backward's gradients by its ``batched`` form (see
+    ``autograd.fused_backward``): one call on the arrays of ``grads``, batched at one level
+    (an unbatched gradient is broadcast to the batch)."""
+    levels = {level_of(g) for g in grads if level_of(g) is not None}
+    if len(levels) != 1:
+        return NotImplemented  # (no batched gradient, only another subclass; or several levels)
+    level = levels.pop()
+    if any(level_of(g) is not None and type(g._bt_value) is not Tensor for g in grads):
+        return NotImplemented  # nested levels: once per entry
+    arrays = []
+    for g in grads:
+        if g is None or level_of(g) is level:
+            arrays.append(None if g is None else g._bt_value._data)
+        else:
+            arrays.append(np.broadcast_to(g._data, (level.size, *g.shape)))
+    out = batched(*arrays)
+    return tuple(None if a is None else wrap(Tensor._make(a), level) for a in out)
+
+
+BATCHED_FUSED.append(_fused)
 
 
 def _unbatched(r: Tensor | None, level: Level) -> Tensor | None:
@@ -46,25 +87,25 @@ def _unbatched(r: Tensor | None, level: Level) -> Tensor | None:
     return r.unsqueeze(0).expand(level.size, *r.shape).clone()  # the same for every entry
 
 
-def _call(node: Any, grads: list, level: Level) -> tuple:
-    """A node's backward on batched gradients, or else once per batch entry (stacked)."""
+def _call(node: Any, grads: list, level: Level, call: Callable) -> tuple:
+    """A node's backward on batched gradients, or else once per batch entry (stacked);
+    ``call`` runs the backward (the caller of an enclosing batched pass, if any)."""
     if not any(level_of(g) is level for g in grads):
-        return engine._call_backward(node, grads)
+        return call(node, grads)
     try:
-        out = engine._call_backward(node, grads)
+        out = call(node, grads)
     except Exception:  # a backward that reads the gradient's array: per entry (raising there if it must)
         out = None
     if out is not None and all(g is None or level_of(g) is level for g in out):
         return out
-    return _per_entry(node, grads, level)
+    return _per_entry(node, grads, level, call)
 
 
-def _per_entry(node: Any, grads: list, level: Level) -> tuple:
+def _per_entry(node: Any, grads: list, level: Level, call: Callable) -> tuple:
     from ..ops.shape import stack
 
     rows = [
-        engine._call_backward(node, [g._bt_value[i] if level_of(g) is level else g for g in grads])
-        for i in range(level.size)
+        call(node, [g._bt_value[i] if level_of(g) is level else g for g in grads]) for i in range(level.size)
     ]
     return tuple(
         None if rows[0][j] is None else wrap(stack([r[j] for r in rows]), level) for j in range(len(rows[0]))

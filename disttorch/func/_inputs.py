@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
-from ._batched import Level, active_levels, rewrap, to_levels
+from ._batched import Level, check_tracked, rewrap, rewrap_within, to_levels, to_levels_within, tracked_levels
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -67,7 +67,7 @@ def _check_leaf(x: Any, api: str) -> None:
 def track(x: Tensor, levels: list[Level] | None = None) -> Tensor:
     """``x`` as a tensor the graph starts from: a view if it has a graph already, else a leaf;
     batched at each of the running vmap ``levels``."""
-    levels = active_levels() if levels is None else levels
+    levels = tracked_levels() if levels is None else levels
     real = to_levels(x, levels) if levels else x
     with autograd.enable_grad():
         leaf = real.view_as(real) if real.requires_grad else real.detach().requires_grad_(True)
@@ -79,17 +79,19 @@ def grad_at(
 ) -> tuple:
     """``autograd.grad`` of tensors batched at the vmap ``levels`` (the inputs tracked at
     them): one pass over the real tensors, the gradients batched again. ``grad_outputs``
-    None: ones (scalar outputs)."""
+    None: ones (scalar outputs); they may be batched at newer levels too (inside a
+    :func:`~._batched_backward.batched_pass` of those), and so are the gradients then."""
+    check_tracked(outputs)
     if not levels:
         return autograd.grad(outputs, inputs, grad_outputs, **kwargs)
     outs = [to_levels(o, levels) for o in outputs]
     cts = (
         [o.new_ones(o.shape) for o in outs]
         if grad_outputs is None
-        else [to_levels(c, levels) for c in grad_outputs]
+        else [to_levels_within(c, levels) for c in grad_outputs]
     )
     grads = autograd.grad(outs, [to_levels(x, levels) for x in inputs], cts, **kwargs)
-    return tuple(None if g is None else rewrap(g, levels) for g in grads)
+    return tuple(None if g is None else rewrap_within(g, levels) for g in grads)
 
 
 class Tracked:
@@ -124,7 +126,7 @@ def track_args(args: tuple, argnums: Any, api: str) -> Tracked:
     leaves: list[Tensor] = []
     specs: list[TreeSpec] = []
     keep = False
-    levels = active_levels()
+    levels = tracked_levels()
     for k in nums:
         flat, spec = tree_flatten(args[k])
         for x in flat:

@@ -2,9 +2,10 @@
 
 As in PyTorch, ``jacrev`` is ``vmap`` of the vector-Jacobian product over the rows of the
 identity (one cotangent per output element) and ``jacfwd`` ``vmap`` of the Jacobian-vector
-product over the columns (one tangent per input element): the function runs batched once
-(see ``products``), with one backward pass (two for ``jacfwd``, forward mode being the
-double-backward trick) for the whole Jacobian. ``hessian`` is ``jacfwd(jacrev(f))``.
+product over the columns (one tangent per input element): the function runs once, unbatched
+at the new level, and one backward pass takes the whole batch of cotangents (two for
+``jacfwd``, forward mode being the double-backward trick; see ``products``). ``hessian`` is
+``jacfwd(jacrev(f))``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import autograd
+from .._function_dispatch import twin
 from .._tensor import Tensor
 from ..ops.shape import cat
 from ._batch_rules import activate
@@ -42,16 +43,17 @@ def vmap(
     @functools.wraps(func)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         activate()
+        target = twin(func)  # (a function taken before the first vmap swapped in dispatching twins)
         flat, spec = tree_flatten(args)
         dims = _in_dims_per_leaf(in_dims, args, name)
         n = _batch_size(flat, dims, in_dims, name)
         if chunk_size is None or chunk_size >= n:
-            return _run(func, flat, spec, dims, n, out_dims, randomness, kwargs, name)
+            return _run(target, flat, spec, dims, n, out_dims, randomness, kwargs, name)
         chunks = []
         for start in range(0, n, chunk_size):
             size = min(chunk_size, n - start)
             part = [x if d is None else x.narrow(d, start, size) for x, d in zip(flat, dims)]
-            chunks.append(_run(func, part, spec, dims, size, out_dims, randomness, kwargs, name))
+            chunks.append(_run(target, part, spec, dims, size, out_dims, randomness, kwargs, name))
         return _concat_chunks(chunks, out_dims)
 
     return mapped

@@ -35,6 +35,57 @@ CASES = {
         ),
         lambda lib: [lib.tensor(X)],
     ),
+    "conv_pool_norm_layers": (
+        lambda lib, x, k, w: lib.nn.functional.avg_pool2d(
+            lib.nn.functional.batch_norm(
+                lib.nn.functional.max_pool2d(
+                    lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, w[:3], padding=1), (5, 5)),
+                    2,
+                    stride=1,
+                ),
+                lib.tensor(B[:3] / 2),
+                lib.tensor(B[2:] ** 2),
+                w[:3],
+                w[2:],
+            ),
+            3,
+            stride=2,
+            padding=1,
+            count_include_pad=False,
+        ),
+        lambda lib: [
+            lib.tensor(IMG),
+            lib.tensor(KER),
+            lib.tensor(B),
+        ],
+    ),
+    "unbatched_strided_layers": (
+        lambda lib, x, k, w: lib.nn.functional.adaptive_avg_pool2d(
+            lib.nn.functional.max_pool2d(
+                lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, w[:3], stride=2), (2,), w[:2]),
+                (1, 2),
+            ),
+            (3, 1),
+        ),
+        lambda lib: [lib.tensor(IMG[0]), lib.tensor(KER), lib.tensor(B)],
+    ),
+    "attention_and_losses": (
+        lambda lib, q, k: lib.stack(
+            [
+                lib.nn.functional.cross_entropy(
+                    lib.nn.functional.scaled_dot_product_attention(q, k, k.flip(1), is_causal=True).reshape(
+                        6, 4
+                    ),
+                    lib.tensor(IDX.repeat(2)),
+                    reduction="none",
+                ),
+                lib.nn.functional.scaled_dot_product_attention(q, k, k, lib.tensor(X[..., :3] > 0))
+                .softmax(-1)[..., 0]
+                .reshape(6),
+            ]
+        ),
+        lambda lib: [lib.tensor(X), lib.tensor(X[:, ::-1].copy())],
+    ),
     "matmul_and_fused_layers": (
         lambda lib, x, k: (
             lib.nn.functional.layer_norm(lib.nn.functional.conv2d(x, k, padding=1), (5, 5))
@@ -88,12 +139,15 @@ def test_fused_numpy_backwards_run_per_entry_with_the_right_values():
             np.testing.assert_allclose(g[k].numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_an_mlp_runs_no_node_per_entry(monkeypatch):
+@pytest.mark.parametrize(
+    "name", ["mlp", "conv_pool_norm_layers", "unbatched_strided_layers", "attention_and_losses"]
+)
+def test_common_layers_run_no_node_per_entry(monkeypatch, name):
     def refuse(node, *args):
         raise AssertionError(f"{node.name()} ran once per entry")
 
     monkeypatch.setattr(_batched_backward, "_per_entry", refuse)
-    _batched(dt, "mlp")
+    _batched(dt, name)
 
 
 def test_batched_gradients_are_differentiable_with_create_graph():
@@ -134,3 +188,21 @@ def test_vectorized_jacobian_and_hessian_are_one_batched_pass():
         for a, b in zip(loop, batched):
             np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(F.hessian(g, x, vectorize=True).numpy(), F.hessian(g, x).numpy(), rtol=1e-12)
+
+
+def test_matrix_products_flips_and_reads_backward_run_no_op_per_slice(monkeypatch):
+    from disttorch.func import _batch_rules
+
+    def refuse(func, *args, **kwargs):
+        raise AssertionError(f"{getattr(func, '__name__', func)} ran once per slice")
+
+    monkeypatch.setattr(_batch_rules, "per_slice", refuse)
+    w, v = dt.tensor(W, requires_grad=True), dt.tensor(B, requires_grad=True)
+    h = (w.mT @ (w @ w.mT @ v).tanh()).sin().flip(0) * w[1:3, ::2].sum()
+    m = w.flip(-1)[dt.tensor([0, 2, 2])][:, dt.tensor(IDX)] + w[dt.tensor(W[:, 0] > 0)].sum()
+    out = dt.cat([h, m.reshape(-1)[:3], w[..., 1], w[2, dt.tensor(IDX)]])
+    cot = dt.tensor(RNG.normal(size=(3, *out.shape)))
+    grads = dt.autograd.grad(out, (w, v), cot, retain_graph=True, is_grads_batched=True)
+    for k in range(3):
+        for g, r in zip(grads, dt.autograd.grad(out, (w, v), cot[k], retain_graph=True)):
+            np.testing.assert_allclose(g[k].numpy(), r.numpy(), rtol=1e-12, atol=1e-12)

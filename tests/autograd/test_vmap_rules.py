@@ -230,6 +230,19 @@ NAMESPACES = {
         [SPD, X[:, 0, :4], X[:, :4, :2]],
         (0, 0, 0),
     ),
+    "linalg_lstsq_solve_triangular": (
+        lambda L, a, b, t: (
+            L.linalg.lstsq(a, b[:, :2]).solution,
+            L.linalg.lstsq(a, b[:, :2]).rank,
+            L.linalg.lstsq(L.tensor(X[0, :, :3]), b).solution,
+            L.linalg.solve_triangular(t, b[:4], upper=True),
+            L.linalg.solve_triangular(
+                L.tensor(SPD[0]), b[:4].mT, upper=False, left=False, unitriangular=True
+            ),
+        ),
+        [X[:, :, :3], X[:, :, 3:], SPD],
+        0,
+    ),
     "linalg_norms": (
         lambda L, x: (
             L.linalg.norm(x),
@@ -458,3 +471,21 @@ def test_float32_jacobians_of_copies_round_as_the_unbatched_function():
     assert dt.equal(j0, j1)
     h = dt.func.hessian(predict, argnums=2)(w, b, x[0])
     assert dt.allclose(h, dt.func.jacfwd(dt.func.jacfwd(predict, argnums=2), argnums=2)(w, b, x[0]))
+
+
+def test_batched_boolean_masks_raise_as_pytorch_and_unbatched_ones_select():
+    x = dt.tensor(np.abs(X) + 0.1)  # every sample selects the same count: refused all the same
+    for f in (
+        lambda r: r[r > 0],
+        lambda r: r.clone().__setitem__(r > 0, 0.0),
+        lambda r: r.sum(-1)[r[:, 0] > 0],
+    ):
+        with pytest.raises(RuntimeError, match="Attempting to batch over indexing with a boolean mask"):
+            dt.func.vmap(f)(x)
+    with pytest.raises(RuntimeError, match=r"Attempted to vmap over `mask` in torch.masked_select"):
+        dt.func.vmap(lambda r: dt.masked_select(r, r > 0))(x)
+    with pytest.raises(RuntimeError, match="Attempted to vmap over aten::nonzero"):
+        dt.func.vmap(lambda r: r.nonzero())(x)
+    mask = dt.tensor(X[0] > 0)
+    got = dt.func.vmap(lambda r: r[mask] * 2 + dt.masked_select(r, mask))(dt.tensor(X))
+    np.testing.assert_array_equal(got.numpy(), np.stack([r[X[0] > 0] * 3 for r in X]))

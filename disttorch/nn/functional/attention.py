@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ...kernels.threads import astype, elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops._helpers import broadcast_error
 from ...ops.shape import cat
-from ._numpy_backward import check_same_dtype, numpy_backward
+from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
 from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -135,8 +136,36 @@ class ScaledDotProductAttention(Function):
             key,
             value,
             jvp=jvp if grad is not None and grad_weights is None else None,
+            batched=_batched_grads(ctx, query, key, value)
+            if grad is not None and grad_weights is None
+            else None,
         )
         return gq, gk, gv, gmask, None, None, None, None, None
+
+
+def _batched_grads(
+    ctx: ScaledDotProductAttention, query: Tensor, key: Tensor, value: Tensor
+) -> Callable[[np.ndarray], tuple] | None:
+    """The backward for a batch of output gradients (one more leading dim, a batched
+    backward pass) where the products broadcast over it: no dropout, 16-bit weights, mask
+    gradient or broadcast batch dims (else None: once per entry)."""
+    if ctx.keep is not None or ctx.weights_dtype is not None or ctx.needs_input_grad[3]:
+        return None
+    if not query.shape[:-2] == key.shape[:-2] == value.shape[:-2]:
+        return None
+
+    def grads(g: np.ndarray) -> tuple:
+        need_q, need_k, need_v = needed_grads(ctx, 3)
+        gv = blas_matmul(ctx.p_used.swapaxes(-1, -2), g) if need_v else None
+        gq = gk = None
+        if need_q or need_k:
+            gp = blas_matmul(g, value._data.swapaxes(-1, -2))
+            gs = softmax_backward_last_(gp, np.broadcast_to(ctx.p, gp.shape))
+            gq = blas_matmul(gs, key._data) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
+            gk = blas_matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
+        return gq, gk, gv, None
+
+    return grads
 
 
 def _flash_16_bit(s: np.ndarray, v: np.ndarray, weights_dtype: np.dtype) -> tuple:

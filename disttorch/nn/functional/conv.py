@@ -40,7 +40,7 @@ from ...autograd.saved_fields import saved
 from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
 from ._channels_last import keeps_channels_last
-from ._numpy_backward import check_same_dtype, numpy_backward
+from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
 
 __all__ = [
     "conv1d",
@@ -265,7 +265,13 @@ class ConvNd(Function):
             return _bilinear_jvp(parts, tb, grad, ctx.geo)
 
         gx, gw, gb = numpy_backward(
-            ctx.geo.name, lambda g: _conv_backward(ctx, weight, g), grad, weight, *ctx.inputs, jvp=jvp
+            ctx.geo.name,
+            lambda g: _conv_backward(ctx, weight, g),
+            grad,
+            weight,
+            *ctx.inputs,
+            jvp=jvp,
+            batched=lambda g: _conv_backward_batched(ctx, weight, g),
         )
         return gx, gw, gb, None
 
@@ -278,6 +284,26 @@ def _bilinear_jvp(parts: list, tb: Tensor | None, like: Tensor, geo: _Geometry) 
     for p in parts[1:]:
         out = out + p
     return out
+
+
+def _conv_backward_batched(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
+    """:func:`_conv_backward` of a batch of output gradients (one more leading dim): the input
+    gradient as one call on the batch folded into the images, the bias gradient as one sum,
+    the weight gradient (reading the saved columns of each image) once per entry."""
+    geo = ctx.geo
+    need_x, need_w, need_b = needed_grads(ctx, 3)
+    b, out_ch = g.shape[0], weight.shape[0]
+    g = g.reshape(b, -1, out_ch, *geo.out)  # (B, N, O, *out), N = 1 for an unbatched input
+    gx = gw = gb = None
+    if need_b:
+        gb = np.einsum("bncm->bc", g.reshape(*g.shape[:3], -1))
+    if need_w:
+        gw = np.stack([_weight_grad(rows, ctx.saved, weight.shape, geo) for rows in g])
+    if need_x:
+        images = g.reshape(-1, *g.shape[2:])
+        gx = _conv_input_grad(images, weight._data, geo, images.shape[:1] + ctx.padded_shape[1:])
+        gx = gx.reshape(b, *ctx.inputs[0].shape)
+    return gx, gw, gb
 
 
 def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:

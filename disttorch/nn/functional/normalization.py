@@ -41,7 +41,7 @@ from ...kernels.norms import layer_norm_backward_16_bit, normalize_rows, normali
 from ...kernels.reductions import column_sum
 from ...kernels.threads import astype, elementwise, parallel_over
 from ._channels_last import keeps_channels_last
-from ._numpy_backward import check_same_dtype, numpy_backward
+from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 
@@ -314,7 +314,18 @@ class BatchNormEval(Function):
             dxhat = tx * invstd if tx is not None else None
             return _affine_jvp(xhat, dxhat, weight, tw, tb, shape)
 
-        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input, jvp=jvp)
+        def batched(g):  # a batch of output gradients in front
+            need_x, need_w, need_b = needed_grads(ctx, 3)
+            g4 = g.reshape(*g.shape[:3], -1)  # (B, N, C, M)
+            sum_g = np.einsum("bncm->bc", g4)
+            gx = (g4 * _per_channel(ctx.scale, g.dtype)).reshape(g.shape) if need_x else None
+            gw = None
+            if need_w:
+                gw = (np.einsum("bncm,ncm->bc", g4, _ncm(input._data)) - ctx.mean * sum_g) * ctx.invstd
+                gw = gw.astype(g.dtype, copy=False)
+            return gx, gw, (sum_g if need_b else None)
+
+        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input, jvp=jvp, batched=batched)
         return gx, gw, gb, None, None, None
 
 
@@ -459,7 +470,36 @@ class LayerNormFn(Function):
             )
             return _affine_jvp(xhat, dxhat, weight, tw, tb, (d,)).reshape(x.shape)
 
-        gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
+        def batched(g):  # a batch of output gradients in front
+            need_x, need_w, need_b = needed_grads(ctx, 3)
+            xhat = ctx.xhat
+            g3 = g.reshape(len(g), *xhat.shape)  # (B, R, D)
+            gx = gw = gb = None
+            if need_x:
+                gxhat = g3 * weight._data.reshape(-1) if weight is not None else g3
+                gx = normalize_rows_backward(
+                    gxhat.reshape(-1, xhat.shape[1]),
+                    np.tile(xhat, (len(g), 1)),
+                    np.tile(ctx.rstd, (len(g), 1)),
+                )
+                gx = gx.reshape(g.shape)
+            if need_w:
+                gw = np.einsum("bij,ij->bj", g3, xhat).reshape(len(g), *weight.shape)
+            if need_b:
+                gb = g3.sum(1).reshape(
+                    len(g), *(weight.shape if weight is not None else g.shape[g.ndim - ctx.ndim :])
+                )
+            return gx, gw, gb
+
+        gx, gw, gb = numpy_backward(
+            "layer_norm",
+            grads,
+            grad,
+            weight,
+            *ctx.inputs,
+            jvp=jvp,
+            batched=None if ctx.low is not None else batched,
+        )
         return gx, gw, gb, None, None, None
 
 

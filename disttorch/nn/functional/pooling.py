@@ -25,7 +25,7 @@ from ...kernels import quantize as qk
 from ...kernels.threads import map_rows
 from ...kernels.windows import crop_index, pad_spatial, window_range
 from ._channels_last import keeps_channels_last
-from ._numpy_backward import numpy_backward
+from ._numpy_backward import folded, numpy_backward
 
 __all__ = [
     "max_pool1d",
@@ -217,7 +217,11 @@ class MaxPoolNd(Function):
         if grad is None:
             return None, None
         return numpy_backward(
-            "max_pool", lambda g: (_max_pool_backward(ctx, g),), grad, jvp=lambda t: _max_pool_jvp(ctx, t)
+            "max_pool",
+            lambda g: (_max_pool_backward(ctx, g),),
+            grad,
+            jvp=lambda t: _max_pool_jvp(ctx, t),
+            batched=folded(lambda g, *won: (_max_pool_grad(ctx, g, won),), ctx.geo.unbatched, *ctx.winners),
         )[0], None
 
 
@@ -284,19 +288,23 @@ def _max_pool_jvp(ctx: MaxPoolNd, t: Tensor) -> Tensor:
 
 def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
     """Route ``g`` back through the stages in reverse, to the winning offsets."""
+    if ctx.geo.unbatched:
+        return _max_pool_grad(ctx, g[None], ctx.winners)[0]
+    return _max_pool_grad(ctx, g, ctx.winners)
+
+
+def _max_pool_grad(ctx: MaxPoolNd, g: np.ndarray, winners: Any) -> np.ndarray:
+    """:func:`_max_pool_backward` of a batched ``g`` with the ``winners`` of its images."""
     geo = ctx.geo
-    if geo.unbatched:
-        g = g[None]
-    in_shape = ctx.in_shape
 
     def rows(g: np.ndarray, *winners: np.ndarray) -> tuple:
-        shapes = _stage_shapes((len(g),) + in_shape[1:], geo)
+        shapes = _stage_shapes((len(g),) + ctx.in_shape[1:], geo)
         for stage, shape, arg in reversed(list(zip(_stages(geo), shapes, winners))):
             g = _scatter_stage(g, shape, stage, arg)
         return (_unpad(g, geo),)
 
-    (gx,) = map_rows(rows, g, *ctx.winners, work=POOL_WORK * int(np.prod(in_shape)))
-    return gx[0] if geo.unbatched else gx
+    (gx,) = map_rows(rows, g, *winners, work=POOL_WORK * int(np.prod(g.shape[:1] + ctx.in_shape[1:])))
+    return gx
 
 
 def _flat_indices(winners: list, geo: _PoolGeometry, spatial: tuple) -> np.ndarray:
@@ -434,6 +442,7 @@ class AvgPoolNd(Function):
                 lambda g: (_avg_pool_backward(ctx, g),),
                 grad,
                 jvp=lambda t: AvgPoolNd.apply(t, ctx.geo, ctx.divisor),  # linear: the op itself
+                batched=folded(lambda g: (_avg_pool_grad(ctx, g),), ctx.geo.unbatched),
             )[0],
             None,
             None,
@@ -441,9 +450,14 @@ class AvgPoolNd(Function):
 
 
 def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
+    if ctx.geo.unbatched:
+        return _avg_pool_grad(ctx, g[None])[0]
+    return _avg_pool_grad(ctx, g)
+
+
+def _avg_pool_grad(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
+    """:func:`_avg_pool_backward` of a batched ``g`` (any number of images)."""
     geo = ctx.geo
-    if geo.unbatched:
-        g = g[None]
     g = g / np.asarray(ctx.divisor, dtype=g.dtype)
 
     def rows(g: np.ndarray) -> tuple:
@@ -452,8 +466,8 @@ def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
             g = _scatter_stage(g, shape, stage)
         return (_unpad(g, geo),)
 
-    (gx,) = map_rows(rows, g, work=POOL_WORK * int(np.prod(ctx.in_shape)))
-    return gx[0] if geo.unbatched else gx
+    (gx,) = map_rows(rows, g, work=POOL_WORK * int(np.prod(g.shape[:1] + ctx.in_shape[1:])))
+    return gx
 
 
 def _avg_pool(
@@ -576,11 +590,15 @@ class AdaptiveAvgPoolNd(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        def grads(g):  # acts on the trailing dims only: a batch of gradients in front too
+            return map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, ctx.mats, True)),), g)
+
         gx = numpy_backward(
             "adaptive_avg_pool",
-            lambda g: map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, ctx.mats, True)),), g),
+            grads,
             grad,
             jvp=lambda t: AdaptiveAvgPoolNd.apply(t, ctx.out_size),  # linear: the op itself
+            batched=grads,
         )
         return gx[0], None
 
