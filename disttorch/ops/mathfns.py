@@ -918,19 +918,37 @@ def tensor_split(
     return tuple(input.narrow(dim, int(a), max(int(b) - int(a), 0)) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
+def _directional_split(name: str, input: Tensor, indices_or_sections: Any, dim: int, min_dims: int) -> tuple:
+    """``torch.hsplit``/``vsplit``/``dsplit``: ``tensor_split`` along ``dim``, except that a
+    number of sections must divide the dimension evenly (PyTorch's errors)."""
+    if input.dim() < min_dims:
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {min_dims} dimension, "
+            f"but got a tensor with {input.dim()} dimensions!"
+        )
+    if isinstance(indices_or_sections, int):
+        n = input.shape[dim]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {n} is not divisible by the split_size {indices_or_sections}!"
+            )
+    return tensor_split(input, indices_or_sections, dim)
+
+
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:
-    """Split along dim 1 (dim 0 for 1-D tensors)."""
-    return tensor_split(input, indices_or_sections, 1 if input.dim() > 1 else 0)
+    """Split along dim 1 (dim 0 for 1-D tensors) into equal sections or at indices."""
+    return _directional_split("hsplit", input, indices_or_sections, 1 if input.dim() > 1 else 0, 1)
 
 
 def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:
-    """Split along dim 0."""
-    return tensor_split(input, indices_or_sections, 0)
+    """Split along dim 0 into equal sections or at indices."""
+    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
-    """Split along dim 2."""
-    return tensor_split(input, indices_or_sections, 2)
+    """Split along dim 2 into equal sections or at indices."""
+    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
 
 
 def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:

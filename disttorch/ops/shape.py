@@ -1259,9 +1259,13 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
 
-def _flip_method(self: Tensor, *dims: Any) -> Tensor:
-    """``t.flip(dims)``, or ``t.flip(0, 1)`` with the dims as arguments (as PyTorch's)."""
-    return flip(self, dims[0] if len(dims) == 1 else dims)
+def _flip_method(self: Tensor, *args: Any, dims: Any = None) -> Tensor:
+    """``t.flip(dims)``, ``t.flip(0, 1)`` with the dims as arguments, or ``t.flip(dims=(0, 1))``
+    (as PyTorch's)."""
+    dims_ = _positional_or_keyword("flip", args, "dims", dims)
+    if not dims_:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    return flip(self, dims_[0] if len(dims_) == 1 else dims_)
 
 
 TENSOR_OPERATORS = {"split": _split_method, "flip": _flip_method}

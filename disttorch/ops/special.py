@@ -248,13 +248,16 @@ class Logit(_Special):
     the gradient is 0 outside that interval (NaN outside [0, 1] without eps), as PyTorch's."""
 
     name_ = "logit"
+    own_dtype, _own_16_bit = True, True
 
     @staticmethod
     def kernel(eps, x):
+        one = x.dtype.type(1)  # each step rounds to the input's dtype, as PyTorch's kernel
         if eps is not None:
-            x = np.clip(x, eps, 1 - eps)
+            lo = x.dtype.type(eps)
+            x = np.clip(x, lo, one - lo).astype(x.dtype, copy=False)  # (bfloat16's clip widens)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(x / (1 - x))
+            return np.log(x / (one - x))
 
     @classmethod
     def derivatives(cls, ctx, g, x):

@@ -175,13 +175,17 @@ def _new_shape(size: tuple) -> tuple:
     return out
 
 
-def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+def resize_(self: Tensor, *sizes: Any, size: Any = None, memory_format: Any = None) -> Tensor:
     """Give ``self`` the shape ``sizes`` in place, as PyTorch: the same sizes change nothing;
     others make ``self`` contiguous over its storage from its storage offset (so it shows the
     storage's elements in memory order), the storage reallocated when too small (new elements
     zero here). Tensors that require grad cannot be resized, as in PyTorch."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    if size is not None:
+        if sizes:
+            raise TypeError("resize_() got multiple values for argument 'size'")
+        sizes = (size,)
     size = _new_shape(sizes)
     if size == self._data.shape:
         return self

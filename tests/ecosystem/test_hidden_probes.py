@@ -7,7 +7,11 @@ batch dispatcher, PyG's ``GraphUNet``, PyG's ``EdgeIndex``/``Index`` tensor subc
 its ``to_hetero`` tracer, PyG's Index/EdgeIndex through the ATen operators their dispatch tables name, datasets'
 fingerprints of ``map`` functions over torch objects, bfloat16 training in Lightning and Fabric
 and bfloat16 transformers models: dropout, layer norm, flash attention, SGD and AdamW on 16-bit tensors); others keep
-working usages working (Lightning's Tuner). A probe skips when its library is not installed in
+working usages working (Lightning's Tuner; Lightning's callbacks, loggers and loop limits;
+transformers' generate variants; accelerate's meta-device loading and offloading; Opacus's
+grad-sample modes, DP recurrent layers and accountants; PyG's attention convolutions, autoencoders and explainer;
+torchmetrics' image, text, retrieval, audio and clustering metrics, where the signal-distortion
+ratio's ``flip(dims=...)`` failed before a fix). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 

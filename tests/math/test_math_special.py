@@ -311,3 +311,16 @@ def test_undifferentiable_functions_do_not_require_grad():
 @pytest.mark.parity
 def test_undifferentiable_functions_match_pytorch(torch):
     assert _requires_grad(dt) == _requires_grad(torch)
+
+
+def test_logit_rounds_in_the_input_dtype():
+    """PyTorch's logit clamps to ``[eps, 1 - eps]`` and divides in the input's own dtype
+    (float32's ``1 - 1e-6`` is not float64's; bfloat16 rounds every step): the values of
+    PyTorch 2.13's CPU build."""
+    x = dt.tensor([0.0, 1.0, 0.99, 0.77])
+    assert x.logit(eps=1e-6).tolist()[:2] == [-13.815509796142578, 13.80231761932373]
+    assert dt.tensor([0.99]).logit(eps=0.1).item() == 2.1972243785858154
+    assert x.double().logit(eps=1e-6).tolist()[1] == 13.815509557935018
+    assert x.bfloat16().logit(eps=0.1).tolist() == [-2.1875, 2.1875, 2.1875, 1.2109375]
+    assert x.bfloat16().logit(eps=1e-6).tolist()[1] == math.inf  # 1 - eps is 1 in bfloat16
+    assert x.half().logit(eps=1e-6).tolist()[:3] == [-13.8046875, math.inf, 4.6171875]

@@ -219,3 +219,18 @@ def test_cov_without_degrees_of_freedom_warns_and_divides_by_zero_as_pytorch(tor
         return out.tolist(), [str(w.message) for w in caught]
 
     assert run(dt) == run(torch)
+
+
+def test_directional_splits_need_even_sections():
+    """hsplit/vsplit/dsplit by a number of sections need it to divide the dimension, and a
+    tensor of enough dimensions (PyTorch's errors); indices split anywhere."""
+    x = dt.zeros(3, 3, 3)
+    with pytest.raises(RuntimeError, match="torch.hsplit attempted to split along dimension 1, but the size"):
+        dt.hsplit(x, 2)
+    with pytest.raises(RuntimeError, match="not divisible by the split_size 0"):
+        x.vsplit(0)
+    with pytest.raises(RuntimeError, match="torch.dsplit requires a tensor with at least 3 dimension"):
+        dt.dsplit(x[0], 1)
+    assert [t.shape[2] for t in x.dsplit(3)] == [1, 1, 1]
+    assert [t.shape[1] for t in dt.hsplit(x, [1])] == [1, 2]
+    assert [t.shape[0] for t in x[0, 0].hsplit(3)] == [1, 1, 1]

@@ -140,3 +140,12 @@ def test_set_and_resize_beyond_the_storage_grow_it_as_pytorch(torch):
         return out
 
     assert run(dt) == run(torch)
+
+
+def test_resize_takes_size_by_keyword():
+    """``t.resize_(size=...)`` as PyTorch's; sizes given both ways raise."""
+    t = dt.zeros(2, 3)
+    assert t.resize_(size=(3, 2)).shape == (3, 2)
+    assert t.resize_(size=[6]).shape == (6,)
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        t.resize_(2, size=(3,))

@@ -493,3 +493,15 @@ def test_repeated_and_missing_dims_are_refused_as_pytorch(torch):
 
     for i, call in enumerate(calls):
         assert answer(dt, call) == answer(torch, call), i
+
+
+def test_flip_method_takes_dims_by_keyword():
+    """``t.flip(dims=...)`` (torchmetrics' signal-distortion ratio) as ``t.flip(...)``;
+    no dims, or dims twice, raise PyTorch's TypeErrors."""
+    m = dt.arange(6).reshape(2, 3)
+    assert m.flip(dims=(-1,)).tolist() == [[2, 1, 0], [5, 4, 3]]
+    assert m.flip(dims=[0, 1]).tolist() == m.flip(0, 1).tolist() == [[5, 4, 3], [2, 1, 0]]
+    with pytest.raises(TypeError, match="missing 1 required positional arguments"):
+        m.flip()
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        m.flip(0, dims=1)
