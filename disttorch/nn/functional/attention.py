@@ -23,7 +23,9 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
-from ...kernels.softmax import exp_rows_, softmax_backward_last_, softmax_last_
+from ...kernels.flash_attention import flash_backward, flash_forward
+from ...kernels.flash_attention import weights as flash_weights
+from ...kernels.softmax import softmax_backward_last_, softmax_last_
 from ...kernels.threads import astype, elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops._helpers import broadcast_error
@@ -66,14 +68,19 @@ class ScaledDotProductAttention(Function):
         ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False, weights_dtype=None
     ):
         q, k, v = query._data, key._data, value._data
-        qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
-        s = blas_matmul(qs, k.swapaxes(-1, -2))
+        if weights_dtype is None:
+            qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
+            s = blas_matmul(qs, k.swapaxes(-1, -2))
+        else:  # the flash kernel scales the product
+            qs = None
+            s = blas_matmul(q, k.swapaxes(-1, -2)) * np.float32(scale)
         if is_causal:
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
             s = s + _as_bias(attn_mask._data, s.dtype)
         if weights_dtype is not None:  # PyTorch's CPU flash kernel on 16-bit inputs
-            out, p = _flash_16_bit(s, v, weights_dtype)
+            out, lse = flash_forward(s, v, weights_dtype)
+            p = flash_weights(s, lse)  # as its backward recomputes them
             ctx.out16 = _rounded(out, weights_dtype)  # the output its backward reads
         else:
             p = softmax_last_(s)
@@ -108,7 +115,8 @@ class ScaledDotProductAttention(Function):
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
             if ctx.weights_dtype is not None:
-                return _flash_16_bit_grads(ctx, query._data, k, v, g)
+                q, low = query._data, ctx.weights_dtype
+                return flash_backward(p, q, k, v, g, ctx.out16, ctx.scale, low)
             gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
@@ -137,33 +145,6 @@ class ScaledDotProductAttention(Function):
             jvp=jvp if grad is not None and grad_weights is None else None,
         )
         return gq, gk, gv, gmask, None, None, None, None, None
-
-
-def _flash_16_bit(s: np.ndarray, v: np.ndarray, weights_dtype: np.dtype) -> tuple:
-    """PyTorch's CPU flash kernel on bfloat16/float16 inputs (here their float32 copies):
-    the scores' ``exp(s - rowmax)`` and their row sums stay float32, the exponentials are
-    rounded to the inputs' dtype before the product with V, and that product is divided
-    by the float32 sums. Returns ``(output, the float32 weights for backward)``."""
-    totals = exp_rows_(s)
-    out = blas_matmul(_rounded(s, weights_dtype), v) / totals
-    s /= totals
-    return out, s
-
-
-def _flash_16_bit_grads(
-    ctx: ScaledDotProductAttention, q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray
-):
-    """The backward of :func:`_flash_16_bit` as PyTorch's CPU flash kernel computes it (float32
-    copies in, float32 out): the weights rounded to the inputs' dtype for ``dV``, the row sums
-    ``rowsum(dO * O)`` from the rounded output, and ``dS`` rounded before ``dQ`` and ``dK``."""
-    low, p = ctx.weights_dtype, ctx.p
-    gv = blas_matmul(_rounded(p, low).swapaxes(-1, -2), g)
-    gs = p * (blas_matmul(g, v.swapaxes(-1, -2)) - (g * ctx.out16).sum(-1, keepdims=True))
-    gs16 = _rounded(gs, low)
-    scale = np.float32(ctx.scale)
-    gq = blas_matmul(gs16, k) * scale
-    gk = blas_matmul(gs16.swapaxes(-1, -2), q) * scale
-    return gq, gk, gv, gs
 
 
 def _rounded(a: np.ndarray, low: np.dtype) -> np.ndarray:
