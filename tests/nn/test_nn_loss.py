@@ -506,3 +506,25 @@ def test_margin_and_embedding_losses_on_edge_inputs_as_pytorch(torch):
 
     for i, call in enumerate(calls):
         assert answer(dt, call) == answer(torch, call), i
+
+
+def _mse_gradient(lib, dtype_name, reduction):
+    g = np.random.default_rng(2)
+    x, y = (
+        lib.tensor(g.standard_normal((7, 91)), dtype=lib.float32).to(getattr(lib, dtype_name)) for _ in "xy"
+    )
+    x.requires_grad_()
+    loss = lib.nn.functional.mse_loss(x, y, reduction=reduction)
+    loss.backward(lib.tensor(0.37, dtype=lib.float32).to(loss.dtype).expand(loss.shape))
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_loss_gradient_bits_as_pytorch(torch, dtype_name, reduction):
+    """PyTorch's kernel computes ``norm * (x - y) * g`` with ``norm = 2 / n`` in the dtype, each
+    step rounded to it (16-bit: not in float32 and rounded once)."""
+    np.testing.assert_array_equal(
+        _mse_gradient(dt, dtype_name, reduction), _mse_gradient(torch, dtype_name, reduction)
+    )

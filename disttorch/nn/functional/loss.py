@@ -472,6 +472,13 @@ class _ElementwiseLoss:
     def derivative(d: Tensor, param: float) -> Tensor:
         raise NotImplementedError
 
+    @classmethod
+    def gradient(cls, d: Tensor, g: Tensor, param: float, n: int | None) -> Tensor:
+        """The input's gradient from ``d`` and the loss's gradient ``g`` (``n``: the count a
+        mean divides by, or None)."""
+        local = cls.derivative(d, param)
+        return g * (local / n if n else local)
+
 
 def _difference_dtype(name: str, input: Tensor, target: Tensor, reduction: str) -> np.dtype:
     """The dtype ``input - target`` is computed in, under PyTorch's rules for the loss ``name``:
@@ -511,10 +518,10 @@ def _elementwise_loss(kind: type, name: str) -> type:
         @staticmethod
         def backward(ctx, g):
             x, y = ctx._checked_saved()
-            local = kind.derivative(x - y, ctx.param)
-            if ctx.reduction == "mean" and ctx.n:
-                local = local / ctx.n
-            gx = g * local
+            if g._data.dtype.itemsize == 2 and x._data.dtype != g._data.dtype:  # 16-bit: each step
+                x, y = x.to(g.dtype), y.to(g.dtype)  # rounds to it, as PyTorch's (float32 copies)
+            n = ctx.n if ctx.reduction == "mean" and ctx.n else None
+            gx = kind.gradient(x - y, g, ctx.param, n)
             need_x, need_y = ctx.needs_input_grad[:2]
             return (gx if need_x else None), (-gx if need_y else None), None, None
 
@@ -530,6 +537,12 @@ class _Mse(_ElementwiseLoss):
     @staticmethod
     def derivative(d, param):
         return d * 2
+
+    @classmethod
+    def gradient(cls, d: Tensor, g: Tensor, param: float, n: int | None) -> Tensor:
+        """PyTorch's kernel: ``norm * d * g``, ``norm`` (``2 / n`` or 2) in ``d``'s dtype."""
+        norm = Tensor._make(np.asarray(2.0 / n if n else 2.0, dtype=d._data.dtype))
+        return d * norm * g
 
 
 class _L1(_ElementwiseLoss):
