@@ -40,6 +40,7 @@ from ...autograd.saved_fields import kept, saved
 from ...kernels.norms import layer_norm_backward_16_bit, normalize_rows, normalize_rows_backward
 from ...kernels.reductions import column_sum
 from ...kernels.threads import astype, elementwise, parallel_over
+from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
 
@@ -227,17 +228,25 @@ class BatchNormTrain(Function):
     """Batch norm with batch statistics (training mode); updates running stats in place."""
 
     _raw = True
+    _own_16_bit = True  # 16-bit inputs: PyTorch's roundings (see _batch_norm_16_bit)
     _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
         x = input._data
+        low = x.dtype.itemsize == 2 and x.dtype.kind in "fV"
+        ctx.eps, ctx.low = eps, low
+        ctx.save_for_backward(weight)
+        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
+        if low:
+            out, ctx.mean, ctx.invstd = batch_norm_16_bit(
+                x, weight, bias, running_mean, running_var, momentum, eps
+            )
+            return out
         mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
         update_running_stats(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
-        ctx.xc, ctx.invstd, ctx.eps = xc, invstd, eps
-        ctx.save_for_backward(weight)
-        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
+        ctx.xc, ctx.invstd = xc, invstd
         return batch_norm_elemt(xc, invstd, weight, bias)
 
     @staticmethod
@@ -245,6 +254,11 @@ class BatchNormTrain(Function):
         (weight,) = ctx._checked_saved()
 
         def grads(g):
+            if ctx.low:
+                x = ctx.inputs[0]._data
+                return batch_norm_16_bit_backward(
+                    g, x, weight, ctx.mean, ctx.invstd, ctx.needs_input_grad[:3]
+                )
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             gx = (
