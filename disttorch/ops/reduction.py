@@ -589,19 +589,26 @@ class Var(Function):
 
     @classmethod
     def backward(cls, ctx, g):
+        """PyTorch's steps: ``(2 / (n - correction)) * grad * (x - mean)``, std's ``grad`` first
+        divided by ``2 * std`` (0 where std is 0); 16-bit inputs (saved as float32 copies) are
+        cast back so that each step rounds to their dtype."""
         (a,) = ctx._checked_saved()
+        low = g._data.dtype if g._data.dtype.itemsize == 2 and a._data.dtype != g._data.dtype else None
+        if low is not None:
+            a = a.to(g.dtype)
         dims, keepdim = ctx.dims, ctx.keepdim
-        centred = a - a.mean(dims, keepdim=True)
         gb = _expand_back(g, a._data.shape, dims, keepdim)
         denom = ctx.n - ctx.correction
-        if not cls.take_sqrt:
-            return gb * centred * (2.0 / denom if denom > 0 else math.inf), None, None, None
-        if recording():
-            sd = Std.apply(a, dims, True, ctx.correction)
-        else:  # where std == 0 the gradient is 0, as PyTorch's
-            sd_arr = _kept_out(ctx, a._data.shape)
-            sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr))
-        return gb * centred / (sd * denom), None, None, None
+        if cls.take_sqrt:
+            if recording():
+                sd = Std.apply(a, dims, True, ctx.correction)
+            else:  # where std == 0 the gradient is 0, as PyTorch's
+                sd_arr = _kept_out(ctx, a._data.shape)
+                sd_arr = sd_arr if low is None else sd_arr.astype(low)
+                sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr).astype(sd_arr.dtype))
+            gb = gb / (sd * 2)
+        centred = a - a.mean(dims, keepdim=True)
+        return (2.0 / denom if denom > 0 else math.inf) * gb * centred, None, None, None
 
 
 class Std(Var):

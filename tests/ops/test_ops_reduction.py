@@ -659,3 +659,26 @@ def test_float16_reductions_accumulate_in_float32_as_pytorch(torch):
 
     for ours, theirs in zip(answers(dt), answers(torch)):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def _spread_gradient(lib, dtype_name, fn):
+    x = lib.tensor(np.random.default_rng(1).standard_normal((6, 70)), dtype=lib.float32).to(
+        getattr(lib, dtype_name)
+    )
+    x.requires_grad_()
+    y = fn(x)
+    y.backward(
+        lib.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape)), dtype=lib.float32).to(y.dtype)
+    )
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_var_std_16_bit_gradients_bits_as_pytorch(torch, dtype_name):
+    """PyTorch's steps, each rounded to the dtype: ``(2 / dof) * grad * (x - mean)``, std's
+    gradient divided by ``2 * std`` first."""
+    for fn in (lambda x: x.var(-1), lambda x: x.var(), lambda x: x.std(0, correction=0)):
+        np.testing.assert_array_equal(
+            _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
+        )
