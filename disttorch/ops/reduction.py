@@ -768,7 +768,12 @@ class Norm(Function):
 
     @staticmethod
     def backward(ctx, g):
+        """PyTorch's steps (``grad * (x / norm)`` for p = 2); 16-bit inputs (saved as float32
+        copies) are cast back so that each step rounds to their dtype."""
         (a,) = ctx._checked_saved()
+        low = g._data.dtype if g._data.dtype.itemsize == 2 and a._data.dtype != g._data.dtype else None
+        if low is not None:
+            a = a.to(g.dtype)
         x, p = a._data, ctx.p
         none = (None, None, None)
         if p == 0:
@@ -784,13 +789,20 @@ class Norm(Function):
             return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
         gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
         if recording():
-            nrm = Norm.apply(a, ctx.dims, True, p)
+            nrm = raw = Norm.apply(a, ctx.dims, True, p)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
             kept = _kept_out(ctx, x.shape)
-            nrm = Tensor._make(np.where(kept == 0, np.inf, kept))
+            kept = kept if low is None else kept.astype(low)
+            raw = Tensor._make(kept)
+            nrm = Tensor._make(np.where(kept == 0, np.inf, kept).astype(kept.dtype))
         if p == 2:
-            return (gb * a / nrm,) + none
-        return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
+            return (gb * (a / nrm),) + none
+        if p > 2:
+            return (a * _abs(a) ** (p - 2) * (gb / nrm ** (p - 1)),) + none
+        scaled = a.sgn() * _abs(a) ** (p - 1)
+        if p > 1:
+            return (scaled * (gb / nrm ** (p - 1)),) + none
+        return (scaled.masked_fill(a == 0, 0) * gb * raw ** (1 - p),) + none
 
 
 def check_no_identity(x: Tensor, ord: Any, dim: Any) -> None:

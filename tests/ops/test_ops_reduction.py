@@ -682,3 +682,15 @@ def test_var_std_16_bit_gradients_bits_as_pytorch(torch, dtype_name):
         np.testing.assert_array_equal(
             _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
         )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_vector_norm_16_bit_gradients_bits_as_pytorch(torch, dtype_name):
+    """PyTorch's steps, each rounded to the dtype: ``grad * (x / norm)`` for p = 2, and its
+    orders of operations for the other p."""
+    for p in (2, 3, 1.5, math.inf):
+        fn = lambda x, p=p: x.norm(p=p, dim=-1)  # noqa: E731
+        np.testing.assert_array_equal(
+            _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
+        )
