@@ -848,6 +848,7 @@ class Cumsum(Function):
     one thread, so the bits are the same for every thread count."""
 
     _raw = True
+    _blas = True  # float16 accumulated in float32, each sum rounded, as PyTorch's scan kernel
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
@@ -867,6 +868,7 @@ class ReverseCumsum(Function):
     """Sums from the end of ``dim`` (the adjoint of cumsum)."""
 
     _raw = True
+    _blas = True  # (as Cumsum)
 
     @staticmethod
     def forward(ctx, g, dim):

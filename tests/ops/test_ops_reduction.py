@@ -694,3 +694,13 @@ def test_vector_norm_16_bit_gradients_bits_as_pytorch(torch, dtype_name):
         np.testing.assert_array_equal(
             _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
         )
+
+
+@pytest.mark.parity
+def test_float16_cumsum_accumulates_in_float32_as_pytorch(torch):
+    """PyTorch's scan keeps a float32 running sum and rounds each output to float16 (NumPy's
+    float16 cumsum accumulates in float16)."""
+    x = np.random.default_rng(0).standard_normal((3, 300)).astype(np.float16)
+    for dim in (0, 1):
+        got = dt.tensor(x).cumsum(dim).numpy()
+        np.testing.assert_array_equal(got, torch.tensor(x).cumsum(dim).numpy())
