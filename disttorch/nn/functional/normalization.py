@@ -42,6 +42,7 @@ from ...kernels.reductions import column_sum
 from ...kernels.threads import astype, elementwise, parallel_over
 from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
 from ._channels_last import keeps_channels_last
+from ._group_norm_16_bit import group_norm_16_bit_backward
 from ._numpy_backward import check_same_dtype, numpy_backward
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
@@ -550,12 +551,14 @@ class GroupNormFn(Function):
     ``(N * groups, -1)`` view), then the per-channel affine."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 and rounded once, as bfloat16 (PyTorch's kernel)
     _node_name, _profiled_as = "NativeGroupNormBackward0", "aten::group_norm"
 
     @staticmethod
-    def forward(ctx, input, weight, bias, groups, eps):
+    def forward(ctx, input, weight, bias, groups, eps, low=None):
         x = input._data
         n = x.shape[0]
+        ctx.low = low
         xhat, rstd = normalize_rows(x.reshape(n * groups, math.prod(x.shape[1:]) // groups), eps)
         xhat = xhat.reshape(x.shape)
         ctx.xhat, ctx.rstd, ctx.groups, ctx.eps = xhat, rstd, groups, eps
@@ -568,6 +571,12 @@ class GroupNormFn(Function):
         (weight,) = ctx._checked_saved()
 
         def grads(g):
+            if ctx.low is not None:  # 16-bit input and parameters: PyTorch's roundings
+                w = weight._data if weight is not None else None
+                needs = ctx.needs_input_grad[:3]
+                return group_norm_16_bit_backward(
+                    g, ctx.inputs[0]._data, w, ctx.groups, ctx.eps, needs, ctx.low
+                )
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             rows, cols = g.shape[0] * ctx.groups, math.prod(g.shape[1:]) // ctx.groups
             gx = gw = gb = None
@@ -593,7 +602,7 @@ class GroupNormFn(Function):
             return _affine_jvp(xhat.reshape(x.shape), dxhat, weight, tw, tb, shape)
 
         gx, gw, gb = numpy_backward("group_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
-        return gx, gw, gb, None, None
+        return gx, gw, gb, None, None, None
 
 
 @keeps_channels_last
@@ -625,7 +634,8 @@ def group_norm(
         if t is not None:
             check_same_dtype(x, t._data, what)
             _check_channel_vector(t, x.shape[1], what)
-    return GroupNormFn.apply(input, weight, bias, num_groups, eps)
+    low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None  # bfloat16, float16
+    return GroupNormFn.apply(input, weight, bias, num_groups, eps, low)
 
 
 def instance_norm(
