@@ -344,16 +344,19 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
+        """PyTorch's steps in the dtype: ``weight[t] * -(grad / total weight)`` for the mean,
+        ``weight[t] * -grad`` for the sum, ``-weight[t] * grad`` per entry."""
         local = np.zeros(ctx.shape, dtype=g._data.dtype)
-        w_t = -ctx.w_t
-        if ctx.reduction == "mean":  # (PyTorch: weight * -(1 / total weight), in the dtype)
-            w_t = ctx.w_t * (-1 / np.asarray(ctx.denom, ctx.w_t.dtype))
+        reduced = ctx.reduction != "none"
+        w_t = ctx.w_t if reduced else -ctx.w_t
         np.put_along_axis(local, ctx.pick, np.expand_dims(w_t, 1).astype(local.dtype), 1)
         if ctx.unbatched:
             local = local[0]
-        elif ctx.reduction == "none":
+        elif not reduced:
             g = g.unsqueeze(1)
-        return g * Tensor._make(local), None, None, None, None
+        if ctx.reduction == "mean":
+            g = g / Tensor._make(np.asarray(ctx.denom, dtype=g._data.dtype))
+        return Tensor._make(local) * (-g if reduced else g), None, None, None, None
 
 
 @autocast_op("fp32")
