@@ -685,13 +685,21 @@ def std_mean(
 
 # ---------------------------------------------------------------------- logsumexp
 class Logsumexp(Function):
+    """``log(sum(exp(x - max))) + max``; on 16-bit inputs each of those steps rounds to their
+    dtype, as PyTorch composes it (the sum accumulated in float32)."""
+
     _raw = True
+    _own_16_bit = True
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         x = a._data
         if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
+        low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None
+        step = (lambda v: v) if low is None else (lambda v: v.astype(low).astype(np.float32))  # noqa: E731
+        if low is not None:
+            x = x.astype(np.float32)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = (
                 ufunc_reduce(np.maximum, x.real, dims, keepdims=True)  # complex: by the largest real part
@@ -699,9 +707,9 @@ class Logsumexp(Function):
                 else np.zeros(_kept_shape(x.shape, dims), x.dtype)
             )
             m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
-            shifted = _split(np.exp, _split(np.subtract, x, m))
-            out = np.log(ufunc_reduce(np.add, shifted, dims, keepdims=True)) + m
-        out = _shaped(out, x.shape, dims, keepdim)
+            shifted = step(_split(np.exp, step(_split(np.subtract, x, m))))
+            out = step(step(np.log(step(ufunc_reduce(np.add, shifted, dims, keepdims=True)))) + m)
+        out = _shaped(out if low is None else out.astype(low), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
@@ -713,17 +721,13 @@ class Logsumexp(Function):
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)).conj(), None, None
-        return (
-            _expand_back(
-                g,
-                a._data.shape,
-                ctx.dims,
-                ctx.keepdim,
-                np.conj(np.exp(a._data - _kept_out(ctx, a._data.shape))),
-            ),
-            None,
-            None,
-        )
+        x, out = a._data, _kept_out(ctx, a._data.shape)
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # PyTorch's steps each round to the dtype
+            diff = (x.astype(np.float32) - out.astype(np.float32)).astype(x.dtype)
+            weight = np.exp(diff.astype(np.float32)).astype(x.dtype).astype(np.float32)
+        else:
+            weight = np.conj(np.exp(x - out))
+        return _expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight), None, None
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:

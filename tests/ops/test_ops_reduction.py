@@ -704,3 +704,13 @@ def test_float16_cumsum_accumulates_in_float32_as_pytorch(torch):
     for dim in (0, 1):
         got = dt.tensor(x).cumsum(dim).numpy()
         np.testing.assert_array_equal(got, torch.tensor(x).cumsum(dim).numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_logsumexp_16_bit_gradient_bits_as_pytorch(torch, dtype_name):
+    """``grad * exp(x - result)`` with each step rounded to the dtype."""
+    fn = lambda x: x.logsumexp(-1)  # noqa: E731
+    np.testing.assert_array_equal(
+        _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
+    )
