@@ -555,3 +555,27 @@ def test_cross_entropy_16_bit_gradient_bits_as_pytorch(torch, dtype_name, reduct
         _nll_gradient(dt, dtype_name, reduction, weighted),
         _nll_gradient(torch, dtype_name, reduction, weighted),
     )
+
+
+def _bce_logits_gradient(lib, dtype_name, reduction):
+    g = np.random.default_rng(3)
+    x = (
+        lib.tensor(g.standard_normal((6, 70)), dtype=lib.float32)
+        .to(getattr(lib, dtype_name))
+        .requires_grad_()
+    )
+    y = lib.tensor(g.random((6, 70)), dtype=lib.float32).to(x.dtype)
+    w = lib.tensor(g.random(70) + 0.5, dtype=lib.float32).to(x.dtype)
+    loss = lib.nn.functional.binary_cross_entropy_with_logits(x, y, weight=w, reduction=reduction)
+    loss.backward(lib.tensor(np.full(tuple(loss.shape), 0.37), dtype=lib.float32).to(loss.dtype))
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["float32", "bfloat16"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_bce_with_logits_gradient_bits_as_pytorch(torch, dtype_name, reduction):
+    """PyTorch's order, each step rounded to the dtype: ``(sigmoid(x) - y) * grad * weight / n``."""
+    np.testing.assert_array_equal(
+        _bce_logits_gradient(dt, dtype_name, reduction), _bce_logits_gradient(torch, dtype_name, reduction)
+    )

@@ -777,9 +777,18 @@ class BinaryCrossEntropyWithLogits(Function):
     def backward(ctx, g):
         x, y = ctx._checked_saved()
         w, pw = ctx.weight, ctx.pos_weight
+        if g._data.dtype.itemsize == 2 and x._data.dtype != g._data.dtype:  # 16-bit: each step
+            x, y = x.to(g.dtype), y.to(g.dtype)  # rounds to it, as PyTorch's (float32 copies)
+            w = w.to(g.dtype) if w is not None else None
         s = _ew.sigmoid(x)
-        local = s - y if pw is None else (1 - y) * s - pw * y * (1 - s)
-        gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, x._data)
+        if pw is None:  # PyTorch's order: (sigmoid(x) - y) * grad * weight / n
+            gx = (s - y) * g
+            gx = gx * w if w is not None else gx
+            n = _mean_scale(ctx.reduction, x._data)
+            gx = gx / n if n != 1 else gx
+        else:
+            local = (1 - y) * s - pw * y * (1 - s)
+            gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, x._data)
         gy = None
         if ctx.needs_input_grad[1]:
             gap = -x if pw is None else pw * softplus(-x) - softplus(x)
