@@ -471,6 +471,10 @@ class _ElementwiseLoss:
     def value(d: np.ndarray, param: float) -> np.ndarray:
         raise NotImplementedError
 
+    #: whether PyTorch's backward kernel rounds each step to a 16-bit dtype (else it computes
+    #: in float32 and rounds once)
+    steps_in_dtype = False
+
     @staticmethod
     def derivative(d: Tensor, param: float) -> Tensor:
         raise NotImplementedError
@@ -521,8 +525,8 @@ def _elementwise_loss(kind: type, name: str) -> type:
         @staticmethod
         def backward(ctx, g):
             x, y = ctx._checked_saved()
-            if g._data.dtype.itemsize == 2 and x._data.dtype != g._data.dtype:  # 16-bit: each step
-                x, y = x.to(g.dtype), y.to(g.dtype)  # rounds to it, as PyTorch's (float32 copies)
+            if kind.steps_in_dtype and g._data.dtype.itemsize == 2 and x._data.dtype != g._data.dtype:
+                x, y = x.to(g.dtype), y.to(g.dtype)  # 16-bit: each step rounds (float32 copies saved)
             n = ctx.n if ctx.reduction == "mean" and ctx.n else None
             gx = kind.gradient(x - y, g, ctx.param, n)
             need_x, need_y = ctx.needs_input_grad[:2]
@@ -533,6 +537,8 @@ def _elementwise_loss(kind: type, name: str) -> type:
 
 
 class _Mse(_ElementwiseLoss):
+    steps_in_dtype = True
+
     @staticmethod
     def value(d, param):
         return d * d
