@@ -150,9 +150,11 @@ def flash_backward(
     out: np.ndarray,
     scale: float,
     low: np.dtype,
+    groups: int = 1,
 ) -> tuple:
     """The gradients ``(dq, dk, dv, ds)`` of :func:`flash_forward` as the kernel computes
-    them, from the weights ``attn`` (:func:`weights`), the inputs, the output gradient ``g``
+    them (``groups`` > 1: ``k`` and ``v`` have each head repeated that many times, and their
+    gradients come back per original head), from the weights ``attn`` (:func:`weights`), the inputs, the output gradient ``g``
     and the 16-bit output ``out`` (float32 copies; ``ds``, the scores' gradient, unrounded)."""
 
     def rounded(a: np.ndarray) -> np.ndarray:
@@ -165,15 +167,25 @@ def flash_backward(
     L, S = attn.shape[-2:]
     step = query_block(L)
     gk = gv = None
-    for m in range(0, L, step):
-        rows = slice(m, m + step)
-        pk = scale * matmul(ds16[..., rows, :].swapaxes(-1, -2), q[..., rows, :])
-        pv = matmul(attn16[..., rows, :].swapaxes(-1, -2), g[..., rows, :])
-        gk = rounded(pk) if gk is None else rounded(gk + pk)
-        gv = rounded(pv) if gv is None else rounded(gv + pv)
+    for head in range(groups):  # grouped-query heads: each adds into its key/value head's sums
+        for m in range(0, L, step):
+            rows = slice(m, m + step)
+            pk = scale * matmul(ds16[..., rows, :].swapaxes(-1, -2), q[..., rows, :])
+            pv = matmul(attn16[..., rows, :].swapaxes(-1, -2), g[..., rows, :])
+            if groups > 1:
+                pk, pv = (_group_member(a, groups, head) for a in (pk, pv))
+            gk = rounded(pk) if gk is None else rounded(gk + pk)
+            gv = rounded(pv) if gv is None else rounded(gv + pv)
     gq = None
     for n in range(0, S, KV_BLOCK):
         keys = slice(n, n + KV_BLOCK)
         pq = scale * matmul(ds16[..., keys], k[..., keys, :])
         gq = rounded(pq) if gq is None else rounded(gq + pq)
     return gq, gk, gv, ds
+
+
+def _group_member(a: np.ndarray, groups: int, member: int) -> np.ndarray:
+    """Of ``(..., heads * groups, S, E)`` with each head repeated ``groups`` times in a row,
+    the ``member``-th copy of every head: ``(..., heads, S, E)``."""
+    shape = a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:]
+    return a.reshape(shape)[..., member, :, :]

@@ -19,29 +19,32 @@ def test_fexp_u20_within_a_16_bit_ulp_and_its_limits():
     assert [query_block(n) for n in (7, 192, 768)] == [32, 64, 256]
 
 
-def _attention(lib, dtype_name, queries, keys, causal):
-    """Output and gradients of 4-d 16-bit attention, as float32 arrays."""
+def _attention(lib, dtype_name, queries, keys, causal, kv_heads=2):
+    """Output and gradients of 4-d 16-bit attention (2 query heads), as float32 arrays."""
     g = np.random.default_rng(queries + keys)
     dtype = getattr(lib, dtype_name)
     q, k, v = (
-        lib.tensor(g.standard_normal((1, 2, n, 16)), dtype=lib.float32).to(dtype).requires_grad_()
-        for n in (queries, keys, keys)
+        lib.tensor(g.standard_normal((1, h, n, 16)), dtype=lib.float32).to(dtype).requires_grad_()
+        for h, n in ((2, queries), (kv_heads, keys), (kv_heads, keys))
     )
-    out = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    gqa = kv_heads != 2
+    out = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
     out.backward(lib.tensor(g.standard_normal(out.shape), dtype=lib.float32).to(dtype))
     return [t.detach().float().numpy() for t in (out, q.grad, k.grad, v.grad)]
 
 
 # 16 or more keys take the fast exponential; 40 queries make two blocks of queries, whose
 # key and value gradients add in the 16-bit dtype; 530 keys make two blocks of keys
-CASES = [(40, 40, False), (40, 40, True), (40, 530, True)]
+# one key/value head for the two query heads: the kernel adds their key and value gradients in
+# the 16-bit dtype, head after head
+CASES = [(40, 40, False, 2), (40, 40, True, 2), (40, 530, True, 2), (24, 24, True, 1)]
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("queries,keys,causal", CASES)
-def test_flash_attention_bfloat16_bits_as_pytorch(torch, queries, keys, causal):
-    ours = _attention(dt, "bfloat16", queries, keys, causal)
-    theirs = _attention(torch, "bfloat16", queries, keys, causal)
+@pytest.mark.parametrize("queries,keys,causal,kv_heads", CASES)
+def test_flash_attention_bfloat16_bits_as_pytorch(torch, queries, keys, causal, kv_heads):
+    ours = _attention(dt, "bfloat16", queries, keys, causal, kv_heads)
+    theirs = _attention(torch, "bfloat16", queries, keys, causal, kv_heads)
     np.testing.assert_array_equal(ours[0], theirs[0])
     for a, b in zip(ours[1:], theirs[1:]):
         if compiled_exp():  # the backward's SLEEF exp (numba); NumPy's may differ by an ulp

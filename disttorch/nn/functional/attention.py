@@ -65,9 +65,21 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(
-        ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False, weights_dtype=None
+        ctx,
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        scale,
+        fused=False,
+        weights_dtype=None,
+        groups=1,
     ):
         q, k, v = query._data, key._data, value._data
+        if groups > 1:  # grouped-query heads, repeated here (16-bit flash: see flash_backward)
+            k, v = np.repeat(k, groups, axis=-3), np.repeat(v, groups, axis=-3)
         if weights_dtype is None:
             qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
             s = blas_matmul(qs, k.swapaxes(-1, -2))
@@ -97,7 +109,7 @@ class ScaledDotProductAttention(Function):
             out = _laid_out_like(out, q)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
-        ctx.weights_dtype = weights_dtype
+        ctx.weights_dtype, ctx.groups = weights_dtype, groups
         ctx.save_for_backward(query, key, value)
         ctx.set_materialize_grads(False)  # the weights output rarely gets a gradient
         return out, p_used
@@ -115,8 +127,10 @@ class ScaledDotProductAttention(Function):
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
             if ctx.weights_dtype is not None:
-                q, low = query._data, ctx.weights_dtype
-                return flash_backward(p, q, k, v, g, ctx.out16, ctx.scale, low)
+                q, low, groups = query._data, ctx.weights_dtype, ctx.groups
+                if groups > 1:
+                    k, v = np.repeat(k, groups, axis=-3), np.repeat(v, groups, axis=-3)
+                return flash_backward(p, q, k, v, g, ctx.out16, ctx.scale, low, groups)
             gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
@@ -142,9 +156,9 @@ class ScaledDotProductAttention(Function):
             query,
             key,
             value,
-            jvp=jvp if grad is not None and grad_weights is None else None,
+            jvp=jvp if grad is not None and grad_weights is None and ctx.groups == 1 else None,
         )
-        return gq, gk, gv, gmask, None, None, None, None, None
+        return gq, gk, gv, gmask, None, None, None, None, None, None
 
 
 def _rounded(a: np.ndarray, low: np.dtype) -> np.ndarray:
@@ -206,10 +220,15 @@ def _attention(
     is_causal: bool,
     scale: float | None,
     fused: bool = False,
+    groups: int = 1,
 ) -> tuple:
     """Check shapes and run the fused attention; returns (output, weights). ``fused``: lay the
-    output out as PyTorch's CPU flash kernel does (see :func:`_laid_out_like`)."""
+    output out as PyTorch's CPU flash kernel does (see :func:`_laid_out_like`); ``groups``:
+    query heads per key/value head (grouped-query attention in the 16-bit flash kernel, the
+    shapes checked by the caller with the heads repeated)."""
     q, k, v = query._data, key._data, value._data
+    if groups > 1:
+        k = v = np.broadcast_to(np.empty((), q.dtype), k.shape[:-3] + (k.shape[-3] * groups,) + k.shape[-2:])
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise RuntimeError(
             f"scaled_dot_product_attention expects query, key and value of at least "
@@ -241,7 +260,7 @@ def _attention(
         scale = 1.0 / math.sqrt(q.shape[-1])
     low = q.dtype if fused and q.dtype.itemsize == 2 and q.dtype.kind in "fV" else None
     return ScaledDotProductAttention.apply(
-        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low
+        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low, groups
     )
 
 
@@ -276,10 +295,18 @@ def scaled_dot_product_attention(
     Returns:
         ``(..., L, Ev)``.
     """
+    groups = 1
     if enable_gqa:
-        key, value = _grouped_heads(query, key, value)
-    fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
-    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused)[0]
+        grouped_key, grouped_value = _grouped_heads(query, key, value)
+        fused = _cpu_kernel(query, grouped_key, grouped_value, dropout_p) == "flash"
+        dt = query._data.dtype
+        if fused and dt.itemsize == 2 and dt.kind in "fV" and key._data.shape[-3] == value._data.shape[-3]:
+            groups = query._data.shape[-3] // key._data.shape[-3]  # the kernel sums each group's
+        if groups == 1:  # key/value gradients in the 16-bit dtype, head after head
+            key, value = grouped_key, grouped_value
+    else:
+        fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
+    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused, groups)[0]
     return named_node(
         out, "ScaledDotProductFlashAttentionForCpuBackward0" if fused else "UnsafeViewBackward0"
     )
