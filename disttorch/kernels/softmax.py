@@ -86,19 +86,7 @@ def softmax_last_(s: np.ndarray) -> np.ndarray:
     is the faster row max: a NaN row still ends up NaN through ``exp``; the row sums are a
     matrix-vector product. A row whose every key is masked out (all -inf: left padding)
     gets weights 0, so its output is 0 and not NaN, as PyTorch's CPU kernels give."""
-    return _exp_rows_(s, normalise=True)
 
-
-def exp_rows_(s: np.ndarray) -> np.ndarray:
-    """:func:`softmax_last_` before its division: ``exp(s - rowmax)`` in place on ``s``;
-    returns the row sums ``(..., 1)`` (1 for a row whose every key is masked out), so that
-    ``s / sums`` is the softmax."""
-    totals = np.empty(s.shape[:-1] + (1,), dtype=s.dtype)
-    _exp_rows_(s, normalise=False, totals=totals)
-    return totals
-
-
-def _exp_rows_(s: np.ndarray, normalise: bool, totals: np.ndarray | None = None) -> np.ndarray:
     def part(index: tuple) -> None:
         rows = s[index]
         row_max = np.fmax.reduce(rows, axis=-1, keepdims=True)
@@ -111,10 +99,7 @@ def _exp_rows_(s: np.ndarray, normalise: bool, totals: np.ndarray | None = None)
         total = rows @ np.ones(rows.shape[-1], dtype=rows.dtype)
         if any_masked:
             total[masked[..., 0]] = 1.0  # a row of zeros stays zeros
-        if normalise:
-            rows *= (1.0 / total)[..., None]
-        else:
-            totals[index] = total[..., None]
+        rows *= (1.0 / total)[..., None]
 
     parallel_over(s.shape, part, skip=(-1,), work=SOFTMAX_WORK * s.size)
     return s

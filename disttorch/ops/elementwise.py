@@ -42,7 +42,7 @@ from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
-from .opmath import computed_in_float32, is_low, low_result, round_scalar_tail, scalar_of
+from .opmath import SCALAR_TAIL, computed_in_float32, is_low, low_result, round_scalar_tail, scalar_of
 
 __all__ = [
     "add",
@@ -567,6 +567,29 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 class Rsqrt(_FloatUnary):
     ufunc, uses_output, quiet = _rsqrt, True, True
+    _own_16_bit = True  # (bfloat16 arrives as is: see forward)
+
+    @classmethod
+    def forward(cls, ctx, a):
+        """16-bit inputs as PyTorch's kernel: ``1 / sqrt`` in float32 rounded once by its vector
+        loop, but the last ``n % 32`` elements of a contiguous tensor by its scalar loop, which
+        rounds the square root to the dtype first."""
+        x = a._data
+        if x.dtype.itemsize != 2 or x.dtype.kind not in "fV":
+            return super().forward(ctx, a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = np.sqrt(x.astype(np.float32))
+            out = np.reciprocal(root)
+            tail = x.size % SCALAR_TAIL if x.flags.c_contiguous else 0
+            if tail:
+                rounded = root.reshape(-1)[-tail:].astype(x.dtype).astype(np.float32)
+                out.reshape(-1)[-tail:] = np.reciprocal(rounded)
+        with np.errstate(over="ignore"):
+            out = out.astype(x.dtype)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out = out
+        return out
 
     @staticmethod
     def derivative(x, y):

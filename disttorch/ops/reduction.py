@@ -589,19 +589,26 @@ class Var(Function):
 
     @classmethod
     def backward(cls, ctx, g):
+        """PyTorch's steps: ``(2 / (n - correction)) * grad * (x - mean)``, std's ``grad`` first
+        divided by ``2 * std`` (0 where std is 0); 16-bit inputs (saved as float32 copies) are
+        cast back so that each step rounds to their dtype."""
         (a,) = ctx._checked_saved()
+        low = g._data.dtype if g._data.dtype.itemsize == 2 and a._data.dtype != g._data.dtype else None
+        if low is not None:
+            a = a.to(g.dtype)
         dims, keepdim = ctx.dims, ctx.keepdim
-        centred = a - a.mean(dims, keepdim=True)
         gb = _expand_back(g, a._data.shape, dims, keepdim)
         denom = ctx.n - ctx.correction
-        if not cls.take_sqrt:
-            return gb * centred * (2.0 / denom if denom > 0 else math.inf), None, None, None
-        if recording():
-            sd = Std.apply(a, dims, True, ctx.correction)
-        else:  # where std == 0 the gradient is 0, as PyTorch's
-            sd_arr = _kept_out(ctx, a._data.shape)
-            sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr))
-        return gb * centred / (sd * denom), None, None, None
+        if cls.take_sqrt:
+            if recording():
+                sd = Std.apply(a, dims, True, ctx.correction)
+            else:  # where std == 0 the gradient is 0, as PyTorch's
+                sd_arr = _kept_out(ctx, a._data.shape)
+                sd_arr = sd_arr if low is None else sd_arr.astype(low)
+                sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr).astype(sd_arr.dtype))
+            gb = gb / (sd * 2)
+        centred = a - a.mean(dims, keepdim=True)
+        return (2.0 / denom if denom > 0 else math.inf) * gb * centred, None, None, None
 
 
 class Std(Var):
@@ -678,13 +685,21 @@ def std_mean(
 
 # ---------------------------------------------------------------------- logsumexp
 class Logsumexp(Function):
+    """``log(sum(exp(x - max))) + max``; on 16-bit inputs each of those steps rounds to their
+    dtype, as PyTorch composes it (the sum accumulated in float32)."""
+
     _raw = True
+    _own_16_bit = True
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         x = a._data
         if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
+        low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None
+        step = (lambda v: v) if low is None else (lambda v: v.astype(low).astype(np.float32))  # noqa: E731
+        if low is not None:
+            x = x.astype(np.float32)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = (
                 ufunc_reduce(np.maximum, x.real, dims, keepdims=True)  # complex: by the largest real part
@@ -692,9 +707,9 @@ class Logsumexp(Function):
                 else np.zeros(_kept_shape(x.shape, dims), x.dtype)
             )
             m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
-            shifted = _split(np.exp, _split(np.subtract, x, m))
-            out = np.log(ufunc_reduce(np.add, shifted, dims, keepdims=True)) + m
-        out = _shaped(out, x.shape, dims, keepdim)
+            shifted = step(_split(np.exp, step(_split(np.subtract, x, m))))
+            out = step(step(np.log(step(ufunc_reduce(np.add, shifted, dims, keepdims=True)))) + m)
+        out = _shaped(out if low is None else out.astype(low), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
@@ -706,17 +721,13 @@ class Logsumexp(Function):
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)).conj(), None, None
-        return (
-            _expand_back(
-                g,
-                a._data.shape,
-                ctx.dims,
-                ctx.keepdim,
-                np.conj(np.exp(a._data - _kept_out(ctx, a._data.shape))),
-            ),
-            None,
-            None,
-        )
+        x, out = a._data, _kept_out(ctx, a._data.shape)
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # PyTorch's steps each round to the dtype
+            diff = (x.astype(np.float32) - out.astype(np.float32)).astype(x.dtype)
+            weight = np.exp(diff.astype(np.float32)).astype(x.dtype).astype(np.float32)
+        else:
+            weight = np.conj(np.exp(x - out))
+        return _expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight), None, None
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -761,7 +772,12 @@ class Norm(Function):
 
     @staticmethod
     def backward(ctx, g):
+        """PyTorch's steps (``grad * (x / norm)`` for p = 2); 16-bit inputs (saved as float32
+        copies) are cast back so that each step rounds to their dtype."""
         (a,) = ctx._checked_saved()
+        low = g._data.dtype if g._data.dtype.itemsize == 2 and a._data.dtype != g._data.dtype else None
+        if low is not None:
+            a = a.to(g.dtype)
         x, p = a._data, ctx.p
         none = (None, None, None)
         if p == 0:
@@ -777,13 +793,20 @@ class Norm(Function):
             return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
         gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
         if recording():
-            nrm = Norm.apply(a, ctx.dims, True, p)
+            nrm = raw = Norm.apply(a, ctx.dims, True, p)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
             kept = _kept_out(ctx, x.shape)
-            nrm = Tensor._make(np.where(kept == 0, np.inf, kept))
+            kept = kept if low is None else kept.astype(low)
+            raw = Tensor._make(kept)
+            nrm = Tensor._make(np.where(kept == 0, np.inf, kept).astype(kept.dtype))
         if p == 2:
-            return (gb * a / nrm,) + none
-        return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
+            return (gb * (a / nrm),) + none
+        if p > 2:
+            return (a * _abs(a) ** (p - 2) * (gb / nrm ** (p - 1)),) + none
+        scaled = a.sgn() * _abs(a) ** (p - 1)
+        if p > 1:
+            return (scaled * (gb / nrm ** (p - 1)),) + none
+        return (scaled.masked_fill(a == 0, 0) * gb * raw ** (1 - p),) + none
 
 
 def check_no_identity(x: Tensor, ord: Any, dim: Any) -> None:
@@ -829,6 +852,7 @@ class Cumsum(Function):
     one thread, so the bits are the same for every thread count."""
 
     _raw = True
+    _blas = True  # float16 accumulated in float32, each sum rounded, as PyTorch's scan kernel
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
@@ -848,6 +872,7 @@ class ReverseCumsum(Function):
     """Sums from the end of ``dim`` (the adjoint of cumsum)."""
 
     _raw = True
+    _blas = True  # (as Cumsum)
 
     @staticmethod
     def forward(ctx, g, dim):

@@ -507,3 +507,28 @@ def _mha_16_bit(lib):
 def test_mha_without_weights_runs_4d_attention_as_pytorch(torch):
     for ours, theirs in zip(_mha_16_bit(dt), _mha_16_bit(torch)):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def _mha_fast_path(lib, dtype_name):
+    """Batch-first self-attention in evaluation mode without gradients (PyTorch's
+    ``_native_multi_head_attention``): output and head-averaged weights."""
+    lib.manual_seed(0)
+    m = lib.nn.MultiheadAttention(32, 4, batch_first=True).to(getattr(lib, dtype_name)).eval()
+    x = lib.tensor(np.random.default_rng(1).standard_normal((2, 40, 32)), dtype=lib.float32)
+    x = x.to(getattr(lib, dtype_name))
+    with lib.no_grad():
+        out, w = m(x, x, x)
+    return [t.float().numpy() for t in (out, w)]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_mha_inference_fast_path_as_pytorch(torch, dtype_name):
+    """The bias added and the queries scaled in one rounding, then Q Kᵀ, softmax and the
+    product with V each rounded to the dtype (float16: its products sum in another order)."""
+    ours, theirs = _mha_fast_path(dt, dtype_name), _mha_fast_path(torch, dtype_name)
+    for a, b in zip(ours, theirs):
+        if dtype_name == "bfloat16":
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=2**-9, atol=2**-14)

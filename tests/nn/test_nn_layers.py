@@ -213,6 +213,24 @@ def test_embedding_parity(torch):
     check(de(dt.tensor(idx)), te(torch.tensor(idx)), [de.weight], [te.weight])
 
 
+def _embedding_16_bit_grad(lib, dtype_name):
+    """The weight gradient of a 16-bit embedding whose rows are read many times."""
+    lib.manual_seed(0)
+    e = lib.nn.Embedding(5, 8, padding_idx=4).to(getattr(lib, dtype_name))
+    g = np.random.default_rng(3)
+    out = e(lib.tensor(g.integers(0, 5, (6, 20))))
+    out.backward(lib.tensor(g.standard_normal(out.shape), dtype=lib.float32).to(out.dtype))
+    return e.weight.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_embedding_16_bit_gradient_sums_round_each_addition_as_pytorch(torch, dtype_name):
+    np.testing.assert_array_equal(
+        _embedding_16_bit_grad(dt, dtype_name), _embedding_16_bit_grad(torch, dtype_name)
+    )
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize(
     "name, kwargs",

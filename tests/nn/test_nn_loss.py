@@ -506,3 +506,76 @@ def test_margin_and_embedding_losses_on_edge_inputs_as_pytorch(torch):
 
     for i, call in enumerate(calls):
         assert answer(dt, call) == answer(torch, call), i
+
+
+def _mse_gradient(lib, dtype_name, reduction):
+    g = np.random.default_rng(2)
+    x, y = (
+        lib.tensor(g.standard_normal((7, 91)), dtype=lib.float32).to(getattr(lib, dtype_name)) for _ in "xy"
+    )
+    x.requires_grad_()
+    loss = lib.nn.functional.mse_loss(x, y, reduction=reduction)
+    loss.backward(lib.tensor(0.37, dtype=lib.float32).to(loss.dtype).expand(loss.shape))
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_loss_gradient_bits_as_pytorch(torch, dtype_name, reduction):
+    """PyTorch's kernel computes ``norm * (x - y) * g`` with ``norm = 2 / n`` in the dtype, each
+    step rounded to it (16-bit: not in float32 and rounded once)."""
+    np.testing.assert_array_equal(
+        _mse_gradient(dt, dtype_name, reduction), _mse_gradient(torch, dtype_name, reduction)
+    )
+
+
+def _nll_gradient(lib, dtype_name, reduction, weighted):
+    g = np.random.default_rng(5)
+    x = (
+        lib.tensor(g.standard_normal((24, 10)), dtype=lib.float32)
+        .to(getattr(lib, dtype_name))
+        .requires_grad_()
+    )
+    target = lib.tensor(np.where(np.arange(24) % 7 == 3, -100, g.integers(0, 10, 24)))
+    weight = lib.tensor(g.random(10) + 0.5, dtype=lib.float32).to(x.dtype) if weighted else None
+    loss = lib.nn.functional.cross_entropy(x, target, weight, reduction=reduction)
+    loss.backward(lib.tensor(np.full(tuple(loss.shape), 0.37), dtype=lib.float32).to(loss.dtype))
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_16_bit_gradient_bits_as_pytorch(torch, dtype_name, reduction, weighted):
+    """nll_loss's gradient in PyTorch's steps, each rounded to the dtype: ``weight[t] *
+    -(grad / total weight)`` for the mean (21 counted targets: 1/21 is not a 16-bit number)."""
+    np.testing.assert_array_equal(
+        _nll_gradient(dt, dtype_name, reduction, weighted),
+        _nll_gradient(torch, dtype_name, reduction, weighted),
+    )
+
+
+def _bce_logits_gradient(lib, dtype_name, reduction):
+    g = np.random.default_rng(3)
+    x = (
+        lib.tensor(g.standard_normal((6, 70)), dtype=lib.float32)
+        .to(getattr(lib, dtype_name))
+        .requires_grad_()
+    )
+    y = lib.tensor(g.random((6, 70)), dtype=lib.float32).to(x.dtype)
+    w = lib.tensor(g.random(70) + 0.5, dtype=lib.float32).to(x.dtype)
+    loss = lib.nn.functional.binary_cross_entropy_with_logits(x, y, weight=w, reduction=reduction)
+    loss.backward(lib.tensor(np.full(tuple(loss.shape), 0.37), dtype=lib.float32).to(loss.dtype))
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["float32", "bfloat16"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_bce_with_logits_gradient_bits_as_pytorch(torch, dtype_name, reduction):
+    """PyTorch's order, each step rounded to the dtype: ``(sigmoid(x) - y) * grad * weight / n``."""
+    np.testing.assert_array_equal(
+        _bce_logits_gradient(dt, dtype_name, reduction), _bce_logits_gradient(torch, dtype_name, reduction)
+    )

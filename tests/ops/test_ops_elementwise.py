@@ -629,3 +629,15 @@ def test_float_overflow_and_division_by_zero_do_not_warn_as_pytorch():
         assert not caught
         np.array([3e38], np.float32) * np.float32(10)
     assert [str(w.message) for w in caught] == ["overflow encountered in multiply"]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_rsqrt_16_bit_vector_and_scalar_loops_as_pytorch(torch, dtype_name):
+    """PyTorch's vector loop rounds ``1 / sqrt`` once; its scalar loop (a tensor's last
+    ``n % 32`` elements: all of an RMS norm's ``(rows, 1)`` statistics) rounds the root first."""
+    x = np.abs(np.random.default_rng(0).standard_normal(1000)) * 3 + 1e-3
+    for n in (8, 32, 1000):
+        got = dt.tensor(x[:n], dtype=dt.float32).to(getattr(dt, dtype_name)).rsqrt()
+        want = torch.tensor(x[:n], dtype=torch.float32).to(getattr(torch, dtype_name)).rsqrt()
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

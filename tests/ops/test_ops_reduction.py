@@ -659,3 +659,58 @@ def test_float16_reductions_accumulate_in_float32_as_pytorch(torch):
 
     for ours, theirs in zip(answers(dt), answers(torch)):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def _spread_gradient(lib, dtype_name, fn):
+    x = lib.tensor(np.random.default_rng(1).standard_normal((6, 70)), dtype=lib.float32).to(
+        getattr(lib, dtype_name)
+    )
+    x.requires_grad_()
+    y = fn(x)
+    y.backward(
+        lib.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape)), dtype=lib.float32).to(y.dtype)
+    )
+    return x.grad.float().numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_var_std_16_bit_gradients_bits_as_pytorch(torch, dtype_name):
+    """PyTorch's steps, each rounded to the dtype: ``(2 / dof) * grad * (x - mean)``, std's
+    gradient divided by ``2 * std`` first."""
+    for fn in (lambda x: x.var(-1), lambda x: x.var(), lambda x: x.std(0, correction=0)):
+        np.testing.assert_array_equal(
+            _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
+        )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_vector_norm_16_bit_gradients_bits_as_pytorch(torch, dtype_name):
+    """PyTorch's steps, each rounded to the dtype: ``grad * (x / norm)`` for p = 2, and its
+    orders of operations for the other p."""
+    for p in (2, 3, 1.5, math.inf):
+        fn = lambda x, p=p: x.norm(p=p, dim=-1)  # noqa: E731
+        np.testing.assert_array_equal(
+            _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
+        )
+
+
+@pytest.mark.parity
+def test_float16_cumsum_accumulates_in_float32_as_pytorch(torch):
+    """PyTorch's scan keeps a float32 running sum and rounds each output to float16 (NumPy's
+    float16 cumsum accumulates in float16)."""
+    x = np.random.default_rng(0).standard_normal((3, 300)).astype(np.float16)
+    for dim in (0, 1):
+        got = dt.tensor(x).cumsum(dim).numpy()
+        np.testing.assert_array_equal(got, torch.tensor(x).cumsum(dim).numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_logsumexp_16_bit_gradient_bits_as_pytorch(torch, dtype_name):
+    """``grad * exp(x - result)`` with each step rounded to the dtype."""
+    fn = lambda x: x.logsumexp(-1)  # noqa: E731
+    np.testing.assert_array_equal(
+        _spread_gradient(dt, dtype_name, fn), _spread_gradient(torch, dtype_name, fn)
+    )

@@ -24,7 +24,9 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
-from ...kernels.softmax import exp_rows_, softmax_backward_last_, softmax_last_
+from ...kernels.flash_attention import flash_backward, flash_forward
+from ...kernels.flash_attention import weights as flash_weights
+from ...kernels.softmax import softmax_backward_last_, softmax_last_
 from ...kernels.threads import astype, elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops._helpers import broadcast_error
@@ -64,17 +66,34 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(
-        ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False, weights_dtype=None
+        ctx,
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        scale,
+        fused=False,
+        weights_dtype=None,
+        groups=1,
     ):
         q, k, v = query._data, key._data, value._data
-        qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
-        s = blas_matmul(qs, k.swapaxes(-1, -2))
+        if groups > 1:  # grouped-query heads, repeated here (16-bit flash: see flash_backward)
+            k, v = np.repeat(k, groups, axis=-3), np.repeat(v, groups, axis=-3)
+        if weights_dtype is None:
+            qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
+            s = blas_matmul(qs, k.swapaxes(-1, -2))
+        else:  # the flash kernel scales the product
+            qs = None
+            s = blas_matmul(q, k.swapaxes(-1, -2)) * np.float32(scale)
         if is_causal:
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
             s = s + _as_bias(attn_mask._data, s.dtype)
         if weights_dtype is not None:  # PyTorch's CPU flash kernel on 16-bit inputs
-            out, p = _flash_16_bit(s, v, weights_dtype)
+            out, lse = flash_forward(s, v, weights_dtype)
+            p = flash_weights(s, lse)  # as its backward recomputes them
             ctx.out16 = _rounded(out, weights_dtype)  # the output its backward reads
         else:
             p = softmax_last_(s)
@@ -91,7 +110,7 @@ class ScaledDotProductAttention(Function):
             out = _laid_out_like(out, q)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
-        ctx.weights_dtype = weights_dtype
+        ctx.weights_dtype, ctx.groups = weights_dtype, groups
         ctx.save_for_backward(query, key, value)
         ctx.set_materialize_grads(False)  # the weights output rarely gets a gradient
         return out, p_used
@@ -109,7 +128,10 @@ class ScaledDotProductAttention(Function):
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
             if ctx.weights_dtype is not None:
-                return _flash_16_bit_grads(ctx, query._data, k, v, g)
+                q, low, groups = query._data, ctx.weights_dtype, ctx.groups
+                if groups > 1:
+                    k, v = np.repeat(k, groups, axis=-3), np.repeat(v, groups, axis=-3)
+                return flash_backward(p, q, k, v, g, ctx.out16, ctx.scale, low, groups)
             gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
@@ -135,12 +157,12 @@ class ScaledDotProductAttention(Function):
             query,
             key,
             value,
-            jvp=jvp if grad is not None and grad_weights is None else None,
+            jvp=jvp if grad is not None and grad_weights is None and ctx.groups == 1 else None,
             batched=_batched_grads(ctx, query, key, value)
             if grad is not None and grad_weights is None
             else None,
         )
-        return gq, gk, gv, gmask, None, None, None, None, None
+        return gq, gk, gv, gmask, None, None, None, None, None, None
 
 
 def _batched_grads(
@@ -148,8 +170,8 @@ def _batched_grads(
 ) -> Callable[[np.ndarray], tuple] | None:
     """The backward for a batch of output gradients (one more leading dim, a batched
     backward pass) where the products broadcast over it: no dropout, 16-bit weights, mask
-    gradient or broadcast batch dims (else None: once per entry)."""
-    if ctx.keep is not None or ctx.weights_dtype is not None or ctx.needs_input_grad[3]:
+    gradient, grouped heads or broadcast batch dims (else None: once per entry)."""
+    if ctx.keep is not None or ctx.weights_dtype is not None or ctx.needs_input_grad[3] or ctx.groups > 1:
         return None
     if not query.shape[:-2] == key.shape[:-2] == value.shape[:-2]:
         return None
@@ -166,33 +188,6 @@ def _batched_grads(
         return gq, gk, gv, None
 
     return grads
-
-
-def _flash_16_bit(s: np.ndarray, v: np.ndarray, weights_dtype: np.dtype) -> tuple:
-    """PyTorch's CPU flash kernel on bfloat16/float16 inputs (here their float32 copies):
-    the scores' ``exp(s - rowmax)`` and their row sums stay float32, the exponentials are
-    rounded to the inputs' dtype before the product with V, and that product is divided
-    by the float32 sums. Returns ``(output, the float32 weights for backward)``."""
-    totals = exp_rows_(s)
-    out = blas_matmul(_rounded(s, weights_dtype), v) / totals
-    s /= totals
-    return out, s
-
-
-def _flash_16_bit_grads(
-    ctx: ScaledDotProductAttention, q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray
-):
-    """The backward of :func:`_flash_16_bit` as PyTorch's CPU flash kernel computes it (float32
-    copies in, float32 out): the weights rounded to the inputs' dtype for ``dV``, the row sums
-    ``rowsum(dO * O)`` from the rounded output, and ``dS`` rounded before ``dQ`` and ``dK``."""
-    low, p = ctx.weights_dtype, ctx.p
-    gv = blas_matmul(_rounded(p, low).swapaxes(-1, -2), g)
-    gs = p * (blas_matmul(g, v.swapaxes(-1, -2)) - (g * ctx.out16).sum(-1, keepdims=True))
-    gs16 = _rounded(gs, low)
-    scale = np.float32(ctx.scale)
-    gq = blas_matmul(gs16, k) * scale
-    gk = blas_matmul(gs16.swapaxes(-1, -2), q) * scale
-    return gq, gk, gv, gs
 
 
 def _rounded(a: np.ndarray, low: np.dtype) -> np.ndarray:
@@ -254,10 +249,15 @@ def _attention(
     is_causal: bool,
     scale: float | None,
     fused: bool = False,
+    groups: int = 1,
 ) -> tuple:
     """Check shapes and run the fused attention; returns (output, weights). ``fused``: lay the
-    output out as PyTorch's CPU flash kernel does (see :func:`_laid_out_like`)."""
+    output out as PyTorch's CPU flash kernel does (see :func:`_laid_out_like`); ``groups``:
+    query heads per key/value head (grouped-query attention in the 16-bit flash kernel, the
+    shapes checked by the caller with the heads repeated)."""
     q, k, v = query._data, key._data, value._data
+    if groups > 1:
+        k = v = np.broadcast_to(np.empty((), q.dtype), k.shape[:-3] + (k.shape[-3] * groups,) + k.shape[-2:])
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise RuntimeError(
             f"scaled_dot_product_attention expects query, key and value of at least "
@@ -289,7 +289,7 @@ def _attention(
         scale = 1.0 / math.sqrt(q.shape[-1])
     low = q.dtype if fused and q.dtype.itemsize == 2 and q.dtype.kind in "fV" else None
     return ScaledDotProductAttention.apply(
-        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low
+        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low, groups
     )
 
 
@@ -324,10 +324,18 @@ def scaled_dot_product_attention(
     Returns:
         ``(..., L, Ev)``.
     """
+    groups = 1
     if enable_gqa:
-        key, value = _grouped_heads(query, key, value)
-    fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
-    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused)[0]
+        grouped_key, grouped_value = _grouped_heads(query, key, value)
+        fused = _cpu_kernel(query, grouped_key, grouped_value, dropout_p) == "flash"
+        dt = query._data.dtype
+        if fused and dt.itemsize == 2 and dt.kind in "fV" and key._data.shape[-3] == value._data.shape[-3]:
+            groups = query._data.shape[-3] // key._data.shape[-3]  # the kernel sums each group's
+        if groups == 1:  # key/value gradients in the 16-bit dtype, head after head
+            key, value = grouped_key, grouped_value
+    else:
+        fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
+    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused, groups)[0]
     return named_node(
         out, "ScaledDotProductFlashAttentionForCpuBackward0" if fused else "UnsafeViewBackward0"
     )

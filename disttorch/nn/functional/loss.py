@@ -344,16 +344,19 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
+        """PyTorch's steps in the dtype: ``weight[t] * -(grad / total weight)`` for the mean,
+        ``weight[t] * -grad`` for the sum, ``-weight[t] * grad`` per entry."""
         local = np.zeros(ctx.shape, dtype=g._data.dtype)
-        w_t = -ctx.w_t
-        if ctx.reduction == "mean":  # (PyTorch: weight * -(1 / total weight), in the dtype)
-            w_t = ctx.w_t * (-1 / np.asarray(ctx.denom, ctx.w_t.dtype))
+        reduced = ctx.reduction != "none"
+        w_t = ctx.w_t if reduced else -ctx.w_t
         np.put_along_axis(local, ctx.pick, np.expand_dims(w_t, 1).astype(local.dtype), 1)
         if ctx.unbatched:
             local = local[0]
-        elif ctx.reduction == "none":
+        elif not reduced:
             g = g.unsqueeze(1)
-        return g * Tensor._make(local), None, None, None, None
+        if ctx.reduction == "mean":
+            g = g / Tensor._make(np.asarray(ctx.denom, dtype=g._data.dtype))
+        return Tensor._make(local) * (-g if reduced else g), None, None, None, None
 
 
 @autocast_op("fp32")
@@ -468,9 +471,20 @@ class _ElementwiseLoss:
     def value(d: np.ndarray, param: float) -> np.ndarray:
         raise NotImplementedError
 
+    #: whether PyTorch's backward kernel rounds each step to a 16-bit dtype (else it computes
+    #: in float32 and rounds once)
+    steps_in_dtype = False
+
     @staticmethod
     def derivative(d: Tensor, param: float) -> Tensor:
         raise NotImplementedError
+
+    @classmethod
+    def gradient(cls, d: Tensor, g: Tensor, param: float, n: int | None) -> Tensor:
+        """The input's gradient from ``d`` and the loss's gradient ``g`` (``n``: the count a
+        mean divides by, or None)."""
+        local = cls.derivative(d, param)
+        return g * (local / n if n else local)
 
 
 def _difference_dtype(name: str, input: Tensor, target: Tensor, reduction: str) -> np.dtype:
@@ -511,10 +525,10 @@ def _elementwise_loss(kind: type, name: str) -> type:
         @staticmethod
         def backward(ctx, g):
             x, y = ctx._checked_saved()
-            local = kind.derivative(x - y, ctx.param)
-            if ctx.reduction == "mean" and ctx.n:
-                local = local / ctx.n
-            gx = g * local
+            if kind.steps_in_dtype and g._data.dtype.itemsize == 2 and x._data.dtype != g._data.dtype:
+                x, y = x.to(g.dtype), y.to(g.dtype)  # 16-bit: each step rounds (float32 copies saved)
+            n = ctx.n if ctx.reduction == "mean" and ctx.n else None
+            gx = kind.gradient(x - y, g, ctx.param, n)
             need_x, need_y = ctx.needs_input_grad[:2]
             return (gx if need_x else None), (-gx if need_y else None), None, None
 
@@ -523,6 +537,8 @@ def _elementwise_loss(kind: type, name: str) -> type:
 
 
 class _Mse(_ElementwiseLoss):
+    steps_in_dtype = True
+
     @staticmethod
     def value(d, param):
         return d * d
@@ -530,6 +546,12 @@ class _Mse(_ElementwiseLoss):
     @staticmethod
     def derivative(d, param):
         return d * 2
+
+    @classmethod
+    def gradient(cls, d: Tensor, g: Tensor, param: float, n: int | None) -> Tensor:
+        """PyTorch's kernel: ``norm * d * g``, ``norm`` (``2 / n`` or 2) in ``d``'s dtype."""
+        norm = Tensor._make(np.asarray(2.0 / n if n else 2.0, dtype=d._data.dtype))
+        return d * norm * g
 
 
 class _L1(_ElementwiseLoss):
@@ -761,9 +783,18 @@ class BinaryCrossEntropyWithLogits(Function):
     def backward(ctx, g):
         x, y = ctx._checked_saved()
         w, pw = ctx.weight, ctx.pos_weight
+        if g._data.dtype.itemsize == 2 and x._data.dtype != g._data.dtype:  # 16-bit: each step
+            x, y = x.to(g.dtype), y.to(g.dtype)  # rounds to it, as PyTorch's (float32 copies)
+            w = w.to(g.dtype) if w is not None else None
         s = _ew.sigmoid(x)
-        local = s - y if pw is None else (1 - y) * s - pw * y * (1 - s)
-        gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, x._data)
+        if pw is None:  # PyTorch's order: (sigmoid(x) - y) * grad * weight / n
+            gx = (s - y) * g
+            gx = gx * w if w is not None else gx
+            n = _mean_scale(ctx.reduction, x._data)
+            gx = gx / n if n != 1 else gx
+        else:
+            local = (1 - y) * s - pw * y * (1 - s)
+            gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, x._data)
         gy = None
         if ctx.needs_input_grad[1]:
             gap = -x if pw is None else pw * softplus(-x) - softplus(x)

@@ -40,7 +40,9 @@ from ...autograd.saved_fields import kept, saved
 from ...kernels.norms import layer_norm_backward_16_bit, normalize_rows, normalize_rows_backward
 from ...kernels.reductions import column_sum
 from ...kernels.threads import astype, elementwise, parallel_over
+from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
 from ._channels_last import keeps_channels_last
+from ._group_norm_16_bit import group_norm_16_bit_backward
 from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
@@ -227,17 +229,25 @@ class BatchNormTrain(Function):
     """Batch norm with batch statistics (training mode); updates running stats in place."""
 
     _raw = True
+    _own_16_bit = True  # 16-bit inputs: PyTorch's roundings (see _batch_norm_16_bit)
     _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
         x = input._data
+        low = x.dtype.itemsize == 2 and x.dtype.kind in "fV"
+        ctx.eps, ctx.low = eps, low
+        ctx.save_for_backward(weight)
+        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
+        if low:
+            out, ctx.mean, ctx.invstd = batch_norm_16_bit(
+                x, weight, bias, running_mean, running_var, momentum, eps
+            )
+            return out
         mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
         update_running_stats(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
-        ctx.xc, ctx.invstd, ctx.eps = xc, invstd, eps
-        ctx.save_for_backward(weight)
-        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
+        ctx.xc, ctx.invstd = xc, invstd
         return batch_norm_elemt(xc, invstd, weight, bias)
 
     @staticmethod
@@ -245,6 +255,11 @@ class BatchNormTrain(Function):
         (weight,) = ctx._checked_saved()
 
         def grads(g):
+            if ctx.low:
+                x = ctx.inputs[0]._data
+                return batch_norm_16_bit_backward(
+                    g, x, weight, ctx.mean, ctx.invstd, ctx.needs_input_grad[:3]
+                )
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             gx = (
@@ -576,12 +591,14 @@ class GroupNormFn(Function):
     ``(N * groups, -1)`` view), then the per-channel affine."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 and rounded once, as bfloat16 (PyTorch's kernel)
     _node_name, _profiled_as = "NativeGroupNormBackward0", "aten::group_norm"
 
     @staticmethod
-    def forward(ctx, input, weight, bias, groups, eps):
+    def forward(ctx, input, weight, bias, groups, eps, low=None):
         x = input._data
         n = x.shape[0]
+        ctx.low = low
         xhat, rstd = normalize_rows(x.reshape(n * groups, math.prod(x.shape[1:]) // groups), eps)
         xhat = xhat.reshape(x.shape)
         ctx.xhat, ctx.rstd, ctx.groups, ctx.eps = xhat, rstd, groups, eps
@@ -594,6 +611,12 @@ class GroupNormFn(Function):
         (weight,) = ctx._checked_saved()
 
         def grads(g):
+            if ctx.low is not None:  # 16-bit input and parameters: PyTorch's roundings
+                w = weight._data if weight is not None else None
+                needs = ctx.needs_input_grad[:3]
+                return group_norm_16_bit_backward(
+                    g, ctx.inputs[0]._data, w, ctx.groups, ctx.eps, needs, ctx.low
+                )
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             rows, cols = g.shape[0] * ctx.groups, math.prod(g.shape[1:]) // ctx.groups
             gx = gw = gb = None
@@ -619,7 +642,7 @@ class GroupNormFn(Function):
             return _affine_jvp(xhat.reshape(x.shape), dxhat, weight, tw, tb, shape)
 
         gx, gw, gb = numpy_backward("group_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
-        return gx, gw, gb, None, None
+        return gx, gw, gb, None, None, None
 
 
 @keeps_channels_last
@@ -651,7 +674,8 @@ def group_norm(
         if t is not None:
             check_same_dtype(x, t._data, what)
             _check_channel_vector(t, x.shape[1], what)
-    return GroupNormFn.apply(input, weight, bias, num_groups, eps)
+    low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None  # bfloat16, float16
+    return GroupNormFn.apply(input, weight, bias, num_groups, eps, low)
 
 
 def instance_norm(

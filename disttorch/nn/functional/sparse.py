@@ -62,9 +62,13 @@ def _sparse_rows(g: Tensor, idx: np.ndarray, num_weights: int, padding_idx: int 
 
 class EmbeddingBackward(Function):
     """Scatter-add output gradients into the rows they were read from (row
-    ``padding_idx`` excluded). Its own backward reads the rows again: ``embedding``."""
+    ``padding_idx`` excluded). Its own backward reads the rows again: ``embedding``.
+    16-bit gradients are summed in their own dtype, each addition rounded, in the order the
+    indices occur (as PyTorch's CPU kernel adds row after row into a 16-bit table:
+    :func:`_rounded_sums`)."""
 
     _raw = True
+    _own_16_bit = True
 
     @staticmethod
     def forward(ctx, g, idx, num_weights, padding_idx):
@@ -89,13 +93,27 @@ class EmbeddingBackward(Function):
                 sums = np.add.reduceat(picked, starts[first:last] - starts[first], axis=0)
                 out[sorted_rows[starts[first:last]]] = sums
 
-            parallel_for(len(starts), segments, work=2 * flat.size)
+            if gd.dtype.itemsize == 2 and gd.dtype.kind in "fV":
+                out[sorted_rows[starts]] = _rounded_sums(flat, order, starts, ends - starts)
+            else:
+                parallel_for(len(starts), segments, work=2 * flat.size)
         ctx.idx = idx
         return out.reshape((num_weights,) + gd.shape[idx.ndim :])
 
     @staticmethod
     def backward(ctx, gg):
         return EmbeddingFunction.apply(Tensor._make(ctx.idx), gg, None), None, None, None
+
+
+def _rounded_sums(flat: np.ndarray, order: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The sums of the 16-bit rows ``flat[order[start : start + count]]`` for each segment,
+    added one after another in float32 and rounded to the rows' dtype after each addition."""
+    low = flat.dtype
+    acc = np.zeros((starts.size, flat.shape[1]), np.float32)
+    for r in range(int(counts.max())):
+        live = np.flatnonzero(counts > r)
+        acc[live] = (acc[live] + flat[order[starts[live] + r]].astype(np.float32)).astype(low)
+    return acc.astype(low)
 
 
 def _padding_index(padding_idx: int | None, num_embeddings: int) -> int | None:

@@ -9,6 +9,7 @@ from ... import _creation
 from ..._tensor import Tensor
 from .. import init
 from ..functional.attention import multi_head_attention_forward
+from ..functional.native_mha import fast_path_applies, native_multi_head_attention
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
@@ -113,6 +114,19 @@ class MultiheadAttention(Module):
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> tuple:
+        if fast_path_applies(self, query, key, value, (key_padding_mask, attn_mask), is_causal):
+            return native_multi_head_attention(
+                query,
+                self.num_heads,
+                self.in_proj_weight,
+                self.in_proj_bias,
+                self.out_proj.weight,
+                self.out_proj.bias,
+                key_padding_mask,
+                attn_mask,
+                need_weights,
+                average_attn_weights,
+            )
         batched = query.dim() == 3
         if self.batch_first and batched:
             if key is value:
