@@ -302,6 +302,28 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snap
     return t
 
 
+def in_own_memory(
+    t: Tensor, apply: Callable[[Tensor], Tensor], fallback: Callable[[Tensor], Tensor]
+) -> Tensor:
+    """An in-place op at the cost of its out-of-place form: ``apply(alias)`` runs a Function
+    whose forward writes the result straight into its input's memory (``t``'s own), and ``t``
+    is rebased onto that node, which keeps what its backward reads (ReLU: the result, as
+    PyTorch's). A view while recording, or memory that cannot be written (an expanded or meta
+    tensor), takes the general path: the out-of-place ``fallback``, written back by
+    :func:`_inplace`."""
+    d = t._data
+    recording = _recording(t)
+    if type(d) is not np.ndarray or not d.flags.writeable or (recording and t._base is not None):
+        return _inplace(t, fallback)
+    if recording:
+        return _record(t, apply, snapshot=False)
+    out = apply(t)
+    if out._data is not d:  # (computed apart: a 16-bit float widened, say)
+        _write(t, out._data)
+    t._bump_version()
+    return t
+
+
 # ---------------------------------------------------------------------- views of a base
 def _part_of_complex(view: Tensor, base: Tensor) -> bool:
     """True for a real view of a complex base (``z.real``, ``z.imag``, ``view_as_real(z)``):
@@ -627,6 +649,13 @@ _NO_SNAPSHOT = {
 for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]
+
+
+def relu_(self: Tensor) -> Tensor:
+    """``max(x, 0)`` in place, written straight into the tensor's memory."""
+    return in_own_memory(self, elementwise.ReluInplace.apply, elementwise.relu)
+
+
 _masked_fill_ = globals()["masked_fill_"]
 
 
