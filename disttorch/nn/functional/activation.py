@@ -103,6 +103,9 @@ def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
 
 class LeakyRelu(Function):
     _raw = True
+    _profiled_as = staticmethod(
+        lambda x, slope, inplace=False: "aten::leaky_relu_" if inplace else "aten::leaky_relu"
+    )
 
     @staticmethod
     def forward(ctx, x, negative_slope, inplace=False):
@@ -111,7 +114,7 @@ class LeakyRelu(Function):
         pos = elementwise(np.greater, a, 0)
         ctx.pos, ctx.slope = pos, negative_slope
         if inplace:  # into x's memory, kept as PyTorch's LeakyReluBackward1 keeps the result
-            ctx.result = np.multiply(a, slope, out=a, where=~pos)
+            ctx.kept_result = np.multiply(a, slope, out=a, where=~pos)
             return a
         return elementwise(lambda v, p: np.where(p, v, v * slope), a, pos)
 
@@ -270,11 +273,21 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return relu_(input) if inplace else _ew.relu(input)
 
 
-def in_place(fn: Callable[..., Tensor], node: str | None = None) -> Callable[[Tensor], Tensor]:
+def in_place(
+    fn: Callable[..., Tensor], node: str | None = None, keeps_result: bool = False
+) -> Callable[[Tensor], Tensor]:
     """``fn(input)``'s values stored in ``input`` through ``ops.inplace`` (as PyTorch's ``op_``:
-    same tensor, version bumped, its errors), the node renamed ``node`` (``EluBackward1``:
-    PyTorch's in-place ops whose backward reads the result)."""
-    return lambda input: _inplace(input, lambda t: named_node(fn(t), node) if node else fn(t))
+    same tensor, version bumped, its errors), the node renamed ``node`` (``EluBackward1``).
+    ``keeps_result``: the node keeps the result, as PyTorch's (whose backward reads it), so
+    that a later in-place change of it makes backward raise."""
+
+    def op(input: Tensor) -> Tensor:
+        out = _inplace(input, lambda t: named_node(fn(t), node) if node else fn(t))
+        if keeps_result and out.grad_fn is not None and out._base is None:
+            out.grad_fn.kept_result = out._data
+        return out
+
+    return op
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -308,7 +321,7 @@ def _elu(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place :func:`elu`."""
-    return in_place(lambda t: _elu(t, alpha), "EluBackward1")(input)
+    return in_place(lambda t: _elu(t, alpha), "EluBackward1", True)(input)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -323,7 +336,7 @@ def _selu(input: Tensor) -> Tensor:
 
 def selu_(input: Tensor) -> Tensor:
     """In-place :func:`selu`."""
-    return in_place(_selu, "EluBackward1")(input)
+    return in_place(_selu, "EluBackward1", True)(input)
 
 
 @fused("GeluBackward0")
@@ -383,15 +396,17 @@ class Hardtanh(Function):
     ``x <= lo or x >= hi``, ``hardsigmoid``'s ``lo < x < hi``)."""
 
     _raw = True
+    _profiled_as = staticmethod(
+        lambda a, lo, hi, nan, inplace=False: "aten::hardtanh_" if inplace else "aten::hardtanh"
+    )
 
     @staticmethod
     def forward(ctx, a, lo, hi, nan_passes, inplace=False):
         x = a._data
         if ctx.needs_input_grad:
             ctx.inside = ~((x <= lo) | (x >= hi)) if nan_passes else (x > lo) & (x < hi)
-        if inplace:  # into x's memory, kept as PyTorch's hardtanh_ keeps the result
-            ctx.result = np.clip(x, lo, hi, out=x)
-            return x
+        if inplace:  # into x's memory
+            return np.clip(x, lo, hi, out=x)
         return np.asarray(elementwise(np.clip, x, lo, hi))
 
     @staticmethod

@@ -55,7 +55,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
             return _ew.where(t > 0, t, (t / alpha).expm1() * alpha)
         return elu(t / alpha) * alpha if alpha != 1 else elu(t)
 
-    return in_place(fn, "CeluBackward1")(input) if inplace else fn(input)
+    return in_place(fn, "CeluBackward1", True)(input) if inplace else fn(input)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -127,7 +127,7 @@ def rrelu(
             return t * slope_t
 
     if inplace:
-        return in_place(fn, "RreluWithNoiseBackward1")(input)
+        return in_place(fn, "RreluWithNoiseBackward1", True)(input)
     return named_node(fn(input), "RreluWithNoiseBackward0")  # (PyTorch's op, in training or not)
 
 

@@ -30,7 +30,10 @@ class DropoutFunction(Function):
     _raw, _own_16_bit = True, True  # the noise is in the input's dtype (bfloat16 included)
     _node_name = "MulBackward0"
     _profiled_as = staticmethod(  # PyTorch's operators: one draw per entry, or per channel
-        lambda x, p, mask_shape: "aten::dropout" if mask_shape == x._data.shape else "aten::feature_dropout"
+        lambda x, p, mask_shape, inplace=False: (
+            ("aten::dropout" if mask_shape == x._data.shape else "aten::feature_dropout")
+            + ("_" if inplace else "")
+        )
     )
 
     @staticmethod
