@@ -35,6 +35,7 @@ from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function, modified_inplace_message
+from ..autograd.function import _dispatch as function_dispatch
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
 from ._helpers import in_half, wrapped_int
@@ -310,10 +311,11 @@ def in_own_memory(
     is rebased onto that node, which keeps what its backward reads (ReLU: the result, as
     PyTorch's). A view while recording, or memory that cannot be written (an expanded or meta
     tensor), takes the general path: the out-of-place ``fallback``, written back by
-    :func:`_inplace`."""
+    :func:`_inplace`; so does a subclass that takes over Functions (a masked tensor)."""
     d = t._data
     recording = _recording(t)
-    if type(d) is not np.ndarray or not d.flags.writeable or (recording and t._base is not None):
+    own = type(d) is np.ndarray and d.flags.writeable and type(t) not in function_dispatch
+    if not own or (recording and t._base is not None):
         return _inplace(t, fallback)
     if recording:
         return _record(t, apply, snapshot=False)

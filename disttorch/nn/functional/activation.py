@@ -30,7 +30,7 @@ from ...kernels.vec_exp import compiled_exp, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
-from ...ops.inplace import _inplace, in_own_memory, relu_
+from ...ops.inplace import _inplace, in_own_memory
 from ...ops.opmath import computed_in_float32, is_low
 from ...ops.shape import cat
 from ...ops.softmax import log_softmax, softmax, softmin
@@ -270,7 +270,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise; ``inplace``: written into ``input``, which is returned."""
     if input.is_quantized:
         return input.relu()
-    return relu_(input) if inplace else _ew.relu(input)
+    return input.relu_() if inplace else _ew.relu(input)
 
 
 def in_place(
