@@ -170,3 +170,17 @@ def test_modules_with_inplace_modify_their_input():
     for layer in (dt.nn.ReLU(inplace=True), dt.nn.LeakyReLU(0.2, True), dt.nn.Dropout(0.3, True)):
         v = x._version
         assert layer(x) is x and x._version == v + 1
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("slope", [0.01, 1.0, 1.5, -0.3, 0.0])
+def test_leaky_relu_bits_match_pytorch_in_and_out_of_place(torch, slope):
+    """The select ``x if x > 0 else slope * x`` as a max (min for slopes above 1): the same
+    bits, infinities, NaN and -0.0 included."""
+    a = np.random.default_rng(5).standard_normal(20000).astype(np.float32)
+    a[:6] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-45]
+    expected = torch.nn.functional.leaky_relu(torch.tensor(a), slope).numpy().tobytes()
+    assert dt.nn.functional.leaky_relu(dt.tensor(a), slope).numpy().tobytes() == expected
+    x = dt.tensor(a)
+    dt.nn.functional.leaky_relu_(x, slope)
+    assert x.numpy().tobytes() == expected
