@@ -184,3 +184,37 @@ def test_leaky_relu_bits_match_pytorch_in_and_out_of_place(torch, slope):
     x = dt.tensor(a)
     dt.nn.functional.leaky_relu_(x, slope)
     assert x.numpy().tobytes() == expected
+
+
+PRODUCERS = {  # an op, then an in-place activation on its result, then backward
+    "batch_norm": lambda L, t: L.nn.functional.batch_norm(t, None, None, training=True),
+    "layer_norm": lambda L, t: L.nn.functional.layer_norm(t, (6,)),
+    "linear": lambda L, t: L.nn.functional.linear(t, L.ones(3, 6)),
+    "max_pool": lambda L, t: L.nn.functional.max_pool2d(t, 2),
+    "add": lambda L, t: t + 1,
+    "sigmoid": lambda L, t: t.sigmoid(),  # keeps its result: backward raises, in PyTorch too
+    "exp": lambda L, t: t.exp(),
+    "softmax": lambda L, t: t.softmax(-1),
+    "gelu": lambda L, t: L.nn.functional.gelu(t),
+    "silu": lambda L, t: L.nn.functional.silu(t),
+}
+
+
+@pytest.mark.parity
+def test_which_producers_allow_an_in_place_activation_matches_pytorch(torch):
+    def outcome(L, producer, act):
+        x = L.ones(2, 4, 6, 6).cumsum(-1).sub(3).requires_grad_()
+        try:
+            act(L.nn.functional, PRODUCERS[producer](L, x)).sum().backward()
+        except RuntimeError as e:
+            return str(e).split("\n")[0]
+        return None
+
+    acts = [
+        lambda F, h: F.relu(h, True),
+        lambda F, h: F.leaky_relu(h, 0.1, True),
+        lambda F, h: F.elu(h, 1.0, True),
+    ]
+    for producer in PRODUCERS:
+        for act in acts:
+            assert outcome(dt, producer, act) == outcome(torch, producer, act), producer
