@@ -29,8 +29,9 @@ def _zero_first(dtype: np.dtype) -> bool:
 
 
 def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``max(x, 0)``, into ``out`` when given (``out=x``: in place, for ``relu_``). NumPy vectorises the maximum of two arrays but not of an array and a
-    scalar (about 3x slower on float32), so a contiguous ``x`` is taken as rows of
+    """``max(x, 0)``, into ``out`` when given (``out=x``: in place, for ``relu_``). NumPy
+    vectorises the maximum of two arrays but not of an array and a scalar (about 3x slower
+    on float32), so a contiguous ``x`` is taken as rows of
     :data:`_ZERO_ROW` elements against one cached row of zeros, the rows split over the
     op's threads when large (memory-bound: a multiply's cost). Same values (NaN stays NaN,
     -0.0 stays -0.0)."""

@@ -6,6 +6,7 @@ applies the affine map that keeps mean and variance."""
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def _dropped(input: Tensor, p: float, mask_shape: tuple, inplace: bool) -> Tenso
     if not inplace:
         return DropoutFunction.apply(input, p, mask_shape)
 
-    def run(write: bool):
+    def run(write: bool) -> Callable[[Tensor], Tensor]:
         return lambda t: DropoutFunction.apply(t, p, mask_shape, write)
 
     return in_own_memory(input, run(True), run(False))
