@@ -63,10 +63,13 @@ _HOOKS_AFTER_FREE = (
 def modified_inplace_message(t: Tensor, producer: Any, version: int, expected: int) -> str:
     """PyTorch's error for a tensor a backward needs that was changed in place since:
     ``[torch.FloatTensor [2, 3]], which is output 0 of Exp, is at version 1; ...`` (the
-    producing node named without its ``Backward0``; nothing about a leaf)."""
+    producing node named without its ``Backward``, and its ``0``; nothing about a leaf)."""
     which = ""
     if producer is not None:
-        which = f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', producer.name())},"
+        name = re.sub(
+            r"Backward0?(\d*)$", r"\1", producer.name()
+        )  # (LeakyReluBackward1: LeakyRelu1, as PyTorch)
+        which = f", which is output {t._output_nr} of {name},"
     if _debug_flags.is_anomaly_enabled():
         hint = (
             "Hint: the backtrace further above shows the operation that failed to compute its "

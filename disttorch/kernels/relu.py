@@ -28,21 +28,26 @@ def _zero_first(dtype: np.dtype) -> bool:
     return first
 
 
-def relu(x: np.ndarray) -> np.ndarray:
-    """``max(x, 0)``. NumPy vectorises the maximum of two arrays but not of an array and a
-    scalar (about 3x slower on float32), so a contiguous ``x`` is taken as rows of
+def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``max(x, 0)``, into ``out`` when given (``out=x``: in place, for ``relu_``). NumPy
+    vectorises the maximum of two arrays but not of an array and a scalar (about 3x slower
+    on float32), so a contiguous ``x`` is taken as rows of
     :data:`_ZERO_ROW` elements against one cached row of zeros, the rows split over the
     op's threads when large (memory-bound: a multiply's cost). Same values (NaN stays NaN,
     -0.0 stays -0.0)."""
     n = x.size
     first = x.dtype.kind == "f" and _zero_first(x.dtype)
-    if n < _ZERO_ROW or not x.flags.c_contiguous:
+    if n < _ZERO_ROW or not x.flags.c_contiguous or (out is not None and not out.flags.c_contiguous):
         zero = x.dtype.type(0)
+        if out is not None:
+            np.maximum(*((zero, x) if first else (x, zero)), out=out)
+            return out
         return elementwise(np.maximum, zero, x) if first else elementwise(np.maximum, x, zero)
     zeros = _zero_rows.get(x.dtype)
     if zeros is None:
         zeros = _zero_rows[x.dtype] = np.zeros(_ZERO_ROW, dtype=x.dtype)
-    out = np.empty_like(x)
+    if out is None:
+        out = np.empty_like(x)
     src, dst, whole = x.reshape(-1), out.reshape(-1), n - n % _ZERO_ROW
     rows, out_rows = src[:whole].reshape(-1, _ZERO_ROW), dst[:whole].reshape(-1, _ZERO_ROW)
 

@@ -887,12 +887,17 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
+        return Relu.compute(ctx, a, None)
+
+    @staticmethod
+    def compute(ctx: Any, a: Tensor, out: np.ndarray | None) -> np.ndarray:
+        """The forward, into ``out`` when given."""
         x = a._data
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
         if x.dtype.kind == "c":
             raise NotImplementedError("clamp is not supported for complex types")
-        out = relu_kernel(x)
+        out = relu_kernel(x, out)
         if ctx.needs_input_grad:
             ctx.out = out
         return out
@@ -900,6 +905,17 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         return g * _const(_split(np.greater, ctx.out, 0))
+
+
+class ReluInplace(Relu):
+    """``relu_``: ``max(x, 0)`` written into ``x``'s own memory (``ops.inplace.in_own_memory``);
+    the node keeps that memory, as PyTorch's ``ReluBackward0`` keeps the result."""
+
+    _node_name, _profiled_as = "ReluBackward0", "aten::relu_"
+
+    @staticmethod
+    def forward(ctx, a):
+        return Relu.compute(ctx, a, a._data)
 
 
 # ---------------------------------------------------------------------- selection

@@ -35,6 +35,7 @@ from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function, modified_inplace_message
+from ..autograd.function import _dispatch as function_dispatch
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
 from ._helpers import in_half, wrapped_int
@@ -298,6 +299,29 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snap
         raise
     check_cast(out._data.dtype, t._data.dtype)
     _write(t, out._data)
+    t._bump_version()
+    return t
+
+
+def in_own_memory(
+    t: Tensor, apply: Callable[[Tensor], Tensor], fallback: Callable[[Tensor], Tensor]
+) -> Tensor:
+    """An in-place op at the cost of its out-of-place form: ``apply(alias)`` runs a Function
+    whose forward writes the result straight into its input's memory (``t``'s own), and ``t``
+    is rebased onto that node, which keeps what its backward reads (ReLU: the result, as
+    PyTorch's). A view while recording, or memory that cannot be written (an expanded or meta
+    tensor), takes the general path: the out-of-place ``fallback``, written back by
+    :func:`_inplace`; so does a subclass that takes over Functions (a masked tensor)."""
+    d = t._data
+    recording = _recording(t)
+    own = type(d) is np.ndarray and d.flags.writeable and type(t) not in function_dispatch
+    if not own or (recording and t._base is not None):
+        return _inplace(t, fallback)
+    if recording:
+        return _record(t, apply, snapshot=False)
+    out = apply(t)
+    if out._data is not d:  # (computed apart: a 16-bit float widened, say)
+        _write(t, out._data)
     t._bump_version()
     return t
 
@@ -627,6 +651,13 @@ _NO_SNAPSHOT = {
 for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]
+
+
+def relu_(self: Tensor) -> Tensor:
+    """``max(x, 0)`` in place, written straight into the tensor's memory."""
+    return in_own_memory(self, elementwise.ReluInplace.apply, elementwise.relu)
+
+
 _masked_fill_ = globals()["masked_fill_"]
 
 

@@ -30,6 +30,7 @@ from ...kernels.vec_exp import compiled_exp, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
+from ...ops.inplace import _inplace, in_own_memory
 from ...ops.opmath import computed_in_float32, is_low
 from ...ops.shape import cat
 from ...ops.softmax import log_softmax, softmax, softmin
@@ -102,18 +103,32 @@ def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
 
 class LeakyRelu(Function):
     _raw = True
+    _profiled_as = staticmethod(
+        lambda x, slope, inplace=False: "aten::leaky_relu_" if inplace else "aten::leaky_relu"
+    )
 
     @staticmethod
-    def forward(ctx, x, negative_slope):
+    def forward(ctx, x, negative_slope, inplace=False):
         a = float_input(x, "leaky_relu_cpu")
         slope = a.dtype.type(negative_slope)
         pos = elementwise(np.greater, a, 0)
         ctx.pos, ctx.slope = pos, negative_slope
-        return elementwise(lambda v, p: np.where(p, v, v * slope), a, pos)
+        if inplace:  # into x's memory, kept as PyTorch's LeakyReluBackward1 keeps the result
+            ctx.kept_result = a
+        if slope == 0 or not np.isfinite(slope):  # (0 * inf: NaN, silently, as PyTorch's)
+            with np.errstate(invalid="ignore"):
+                if inplace:
+                    return np.multiply(a, slope, out=a, where=~pos)
+                return elementwise(lambda v, p: np.where(p, v, v * slope), a, pos)
+        # x where x > 0, else slope * x: the larger of the two for a slope below 1, else the
+        # smaller (the same bits as a select, in half the time)
+        pick = np.maximum if negative_slope < 1 else np.minimum
+        scaled = elementwise(np.multiply, a, slope)
+        return pick(a, scaled, out=a if inplace else scaled)
 
     @staticmethod
     def backward(ctx, g):  # the local derivative is piecewise constant: exact to any order
-        return _times(g, lambda pos: np.where(pos, 1, ctx.slope), ctx.pos), None
+        return _times(g, lambda pos: np.where(pos, 1, ctx.slope), ctx.pos), None, None
 
 
 class Elu(Function):
@@ -260,28 +275,76 @@ class Softplus(Function):
 
 # ---------------------------------------------------------------------- public functions
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """``max(x, 0)`` elementwise. ``inplace`` is accepted; the result is a new tensor."""
+    """``max(x, 0)`` elementwise; ``inplace``: written into ``input``, which is returned."""
     if input.is_quantized:
         return input.relu()
-    return _ew.relu(input)
+    return input.relu_() if inplace else _ew.relu(input)
+
+
+def in_place(
+    fn: Callable[..., Tensor], node: str | None = None, keeps_result: bool = False
+) -> Callable[[Tensor], Tensor]:
+    """``fn(input)``'s values stored in ``input`` through ``ops.inplace`` (as PyTorch's ``op_``:
+    same tensor, version bumped, its errors), the node renamed ``node`` (``EluBackward1``).
+    ``keeps_result``: the node keeps the result, as PyTorch's (whose backward reads it), so
+    that a later in-place change of it makes backward raise."""
+
+    def op(input: Tensor) -> Tensor:
+        out = _inplace(input, lambda t: named_node(fn(t), node) if node else fn(t))
+        if keeps_result and out.grad_fn is not None and out._base is None:
+            out.grad_fn.kept_result = out._data
+        return out
+
+    return op
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else negative_slope * x``."""
+    return leaky_relu_(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
 
 
 @fused("LeakyReluBackward0")
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """``x if x > 0 else negative_slope * x``."""
-    return LeakyRelu.apply(input, negative_slope)
+def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool = False) -> Tensor:
+    return LeakyRelu.apply(input, negative_slope, inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`, written straight into ``input``'s memory."""
+
+    def run(write: bool) -> Callable[[Tensor], Tensor]:
+        return lambda t: named_node(_leaky_relu(t, negative_slope, write), "LeakyReluBackward1")
+
+    return in_own_memory(input, run(True), run(False))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    return elu_(input, alpha) if inplace else _elu(input, alpha)
 
 
 @fused("EluBackward0")
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+def _elu(input: Tensor, alpha: float = 1.0) -> Tensor:
     return Elu.apply(input, alpha, 1.0)
 
 
-@fused("EluBackward0")
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`."""
+    return in_place(lambda t: _elu(t, alpha), "EluBackward1", True)(input)
+
+
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    return selu_(input) if inplace else _selu(input)
+
+
+@fused("EluBackward0")
+def _selu(input: Tensor) -> Tensor:
     return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place :func:`selu`."""
+    return in_place(_selu, "EluBackward1", True)(input)
 
 
 @fused("GeluBackward0")
@@ -295,7 +358,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (also called swish)."""
-    return Silu.apply(input)
+    return in_place(Silu.apply)(input) if inplace else Silu.apply(input)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -322,7 +385,16 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         return input.clamp(min_val, max_val)
     if input._data.dtype.kind in "iu":  # the bounds in the tensor's dtype: an integer result
         min_val, max_val = int(min_val), int(max_val)
-    return named_node(Hardtanh.apply(input, min_val, max_val, True), "HardtanhBackward0")
+
+    def run(write: bool) -> Callable[[Tensor], Tensor]:
+        return lambda t: named_node(Hardtanh.apply(t, min_val, max_val, True, write), "HardtanhBackward0")
+
+    return in_own_memory(input, run(True), run(False)) if inplace else run(False)(input)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`, written straight into ``input``'s memory."""
+    return hardtanh(input, min_val, max_val, inplace=True)
 
 
 class Hardtanh(Function):
@@ -332,22 +404,27 @@ class Hardtanh(Function):
     ``x <= lo or x >= hi``, ``hardsigmoid``'s ``lo < x < hi``)."""
 
     _raw = True
+    _profiled_as = staticmethod(
+        lambda a, lo, hi, nan, inplace=False: "aten::hardtanh_" if inplace else "aten::hardtanh"
+    )
 
     @staticmethod
-    def forward(ctx, a, lo, hi, nan_passes):
+    def forward(ctx, a, lo, hi, nan_passes, inplace=False):
         x = a._data
         if ctx.needs_input_grad:
             ctx.inside = ~((x <= lo) | (x >= hi)) if nan_passes else (x > lo) & (x < hi)
+        if inplace:  # into x's memory
+            return np.clip(x, lo, hi, out=x)
         return np.asarray(elementwise(np.clip, x, lo, hi))
 
     @staticmethod
     def backward(ctx, g):
-        return _times(g, lambda m: m, ctx.inside), None, None, None
+        return _times(g, lambda m: m, ctx.inside), None, None, None, None
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -355,21 +432,33 @@ def logsigmoid(input: Tensor) -> Tensor:
     return named_node(0.0 - Softplus.apply(-input, 1.0, 20.0), "LogSigmoidBackward0")  # +0.0 at inf
 
 
-@fused("MishBackward0")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    return in_place(_mish)(input) if inplace else _mish(input)
+
+
+@fused("MishBackward0")
+def _mish(input: Tensor) -> Tensor:
     return input * _ew.tanh(Softplus.apply(input, 1.0, 20.0))
 
 
-@fused("HardsigmoidBackward0")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``."""
+    return in_place(_hardsigmoid)(input) if inplace else _hardsigmoid(input)
+
+
+@fused("HardsigmoidBackward0")
+def _hardsigmoid(input: Tensor) -> Tensor:
     return Hardtanh.apply(input / 6.0 + 0.5, 0.0, 1.0, False)
 
 
-@fused("HardswishBackward0")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
+    return in_place(_hardswish)(input) if inplace else _hardswish(input)
+
+
+@fused("HardswishBackward0")
+def _hardswish(input: Tensor) -> Tensor:
     return input * Hardtanh.apply(input + 3.0, 0.0, 6.0, True) / 6.0
 
 

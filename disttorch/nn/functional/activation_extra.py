@@ -4,9 +4,10 @@
 ``threshold_``).
 
 Each is composed from differentiable tensor ops (``where``, ``exp``, ``tanh``...), so
-first and higher-order gradients come from the autograd graph. In-place forms run the
-out-of-place function and write the result back through the in-place machinery
-(``ops.inplace``), which keeps autograd's version checks.
+first and higher-order gradients come from the autograd graph. In-place forms go through
+the in-place machinery (``ops.inplace``), which keeps autograd's version checks; ``relu_``,
+``leaky_relu_`` and ``hardtanh_`` (defined with their functions) write straight into the
+input's memory.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from ..._tensor import Tensor
 from ...autograd.function import named_node
 from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
-from ...ops.inplace import _inplace
+from ...ops.inplace import relu_
 from ...ops.tensor_attributes import hardshrink as _hardshrink
-from .activation import elu, fused, hardtanh, leaky_relu, relu, selu, softmax
+from .activation import elu, elu_, fused, hardtanh_, in_place, leaky_relu, leaky_relu_, selu_, softmax
 
 __all__ = [
     "celu",
@@ -54,7 +55,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
             return _ew.where(t > 0, t, (t / alpha).expm1() * alpha)
         return elu(t / alpha) * alpha if alpha != 1 else elu(t)
 
-    return _inplace(input, fn) if inplace else fn(input)
+    return in_place(fn, "CeluBackward1", True)(input) if inplace else fn(input)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -65,7 +66,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         # (NaN is not <= threshold: it stays NaN, as in PyTorch)
         return _ew.where(t <= threshold, Tensor._make(np.asarray(value, dtype=t._data.dtype)), t)
 
-    return _inplace(input, fn) if inplace else fn(input)
+    return in_place(fn, "ThresholdBackward1")(input) if inplace else fn(input)
 
 
 @fused("HardshrinkBackward0")
@@ -126,7 +127,7 @@ def rrelu(
             return t * slope_t
 
     if inplace:
-        return _inplace(input, fn)
+        return in_place(fn, "RreluWithNoiseBackward1", True)(input)
     return named_node(fn(input), "RreluWithNoiseBackward0")  # (PyTorch's op, in training or not)
 
 
@@ -147,34 +148,9 @@ def gumbel_softmax(
     return Tensor._make(hard_arr) - y_soft.detach() + y_soft
 
 
-def relu_(input: Tensor) -> Tensor:
-    """In-place :func:`relu`."""
-    return _inplace(input, relu)
-
-
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place :func:`elu`."""
-    return _inplace(input, lambda t: elu(t, alpha))
-
-
-def selu_(input: Tensor) -> Tensor:
-    """In-place :func:`selu`."""
-    return _inplace(input, selu)
-
-
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place :func:`celu`."""
     return celu(input, alpha, inplace=True)
-
-
-def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """In-place :func:`leaky_relu`."""
-    return _inplace(input, lambda t: leaky_relu(t, negative_slope))
-
-
-def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """In-place :func:`hardtanh`."""
-    return _inplace(input, lambda t: hardtanh(t, min_val, max_val))
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:

@@ -6,6 +6,7 @@ applies the affine map that keeps mean and variance."""
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
 from ...kernels.threads import astype, elementwise
+from ...ops.inplace import _inplace, in_own_memory
 from ._channels_last import keeps_channels_last
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -29,11 +31,14 @@ class DropoutFunction(Function):
     _raw, _own_16_bit = True, True  # the noise is in the input's dtype (bfloat16 included)
     _node_name = "MulBackward0"
     _profiled_as = staticmethod(  # PyTorch's operators: one draw per entry, or per channel
-        lambda x, p, mask_shape: "aten::dropout" if mask_shape == x._data.shape else "aten::feature_dropout"
+        lambda x, p, mask_shape, inplace=False: (
+            ("aten::dropout" if mask_shape == x._data.shape else "aten::feature_dropout")
+            + ("_" if inplace else "")
+        )
     )
 
     @staticmethod
-    def forward(ctx, x, p, mask_shape):
+    def forward(ctx, x, p, mask_shape, inplace=False):
         a = x._data
         if p == 1:
             mask = np.zeros(mask_shape, dtype=a.dtype)
@@ -43,11 +48,25 @@ class DropoutFunction(Function):
             kept = a.dtype.type(op(1) / op(1 - p))
             mask = elementwise(np.where, _keep_mask(mask_shape, p, a), kept, a.dtype.type(0))
         ctx.mask = mask
+        if inplace:  # into x's memory (``dropout_``: PyTorch's ``mul_`` by the noise)
+            return np.multiply(a, mask, out=a)
         return elementwise(np.multiply, a, mask)
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make(ctx.mask), None, None
+        return g * Tensor._make(ctx.mask), None, None, None
+
+
+def _dropped(input: Tensor, p: float, mask_shape: tuple, inplace: bool) -> Tensor:
+    """``input`` times a fresh mask of ``mask_shape``; ``inplace``: written into ``input``'s
+    memory, ``input`` returned (as PyTorch's ``dropout_``)."""
+    if not inplace:
+        return DropoutFunction.apply(input, p, mask_shape)
+
+    def run(write: bool) -> Callable[[Tensor], Tensor]:
+        return lambda t: DropoutFunction.apply(t, p, mask_shape, write)
+
+    return in_own_memory(input, run(True), run(False))
 
 
 def _keep_mask(shape: tuple, p: float, like: np.ndarray) -> np.ndarray:
@@ -70,14 +89,16 @@ def _check_p(p: float) -> None:
 @keeps_channels_last
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each entry with probability ``p`` and scale the rest by ``1 / (1 - p)``
-    (when ``training``). ``inplace`` is accepted; the result is a new tensor."""
+    (when ``training``); ``inplace``: written into ``input``, which is returned."""
     _check_p(p)
     if not training or p == 0:
         return input
-    return DropoutFunction.apply(input, p, input._data.shape)
+    return _dropped(input, p, input._data.shape, inplace)
 
 
-def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, name: str) -> Tensor:
+def _channel_dropout(
+    input: Tensor, p: float, training: bool, spatial: int, name: str, inplace: bool = False
+) -> Tensor:
     """Drop whole channels of a ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` input."""
     _check_p(p)
     shape = input._data.shape
@@ -88,12 +109,12 @@ def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, name
     if not training or p == 0:
         return input
     lead = len(shape) - spatial
-    return DropoutFunction.apply(input, p, shape[:lead] + (1,) * spatial)
+    return _dropped(input, p, shape[:lead] + (1,) * spatial, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of ``(N, C, L)`` / ``(C, L)`` inputs with probability ``p``."""
-    return _channel_dropout(input, p, training, 1, "dropout1d")
+    return _channel_dropout(input, p, training, 1, "dropout1d", inplace)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -128,7 +149,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0:
         return input
-    return DropoutFunction.apply(input, p, input._data.shape[:2] + (1,) * (dim - 2))
+    return _dropped(input, p, input._data.shape[:2] + (1,) * (dim - 2), inplace)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -138,7 +159,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     dropping along the first dimension."""
     dim = input._data.ndim
     if dim in (4, 5):
-        return _channel_dropout(input, p, training, 3, "dropout3d")
+        return _channel_dropout(input, p, training, 3, "dropout3d", inplace)
     warnings.warn(
         f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will result in an "
         "error in a future release. To retain the behavior and silence this warning, please use dropout "
@@ -152,16 +173,18 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     if not training or p == 0:
         return input
     shape = input._data.shape
-    return DropoutFunction.apply(input, p, shape[:1] + (1,) * (dim - 1) if dim > 1 else shape)
+    return _dropped(input, p, shape[:1] + (1,) * (dim - 1) if dim > 1 else shape, inplace)
 
 
 _SELU_SATURATION = 1.7580993408473766  # SELU's scale * alpha: dropped entries become -this
 
 
-def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -> Tensor:
+def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple, inplace: bool) -> Tensor:
     _check_p(p)
     if not training or p == 0:
         return input
+    if inplace:
+        return _inplace(input, lambda t: _alpha_dropout(t, p, training, mask_shape, False))
     if p == 1:
         return input * 0
     keep = Tensor._make(astype(_keep_mask(mask_shape, p, input._data), input._data.dtype))
@@ -173,7 +196,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Alpha dropout: dropped entries take SELU's negative saturation value and the result
     is rescaled and shifted to keep zero mean and unit variance (self-normalising nets)."""
-    return _alpha_dropout(input, p, training, input._data.shape)
+    return _alpha_dropout(input, p, training, input._data.shape, inplace)
 
 
 def feature_alpha_dropout(
@@ -181,4 +204,4 @@ def feature_alpha_dropout(
 ) -> Tensor:
     """:func:`alpha_dropout` of whole channels of ``(N, C, *)`` input."""
     shape = input._data.shape
-    return _alpha_dropout(input, p, training, shape[:2] + (1,) * (len(shape) - 2))
+    return _alpha_dropout(input, p, training, shape[:2] + (1,) * (len(shape) - 2), inplace)

@@ -31,39 +31,39 @@ class Dropout(_DropoutNd):
     """Zero entries with probability ``p`` during training, scaling the rest by ``1/(1-p)``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout(input, self.p, self.training)
+        return dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
     """Zero whole channels of ``(N, C, L)`` inputs during training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout1d(input, self.p, self.training)
+        return dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     """Zero whole channels of ``(N, C, H, W)`` inputs during training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout2d(input, self.p, self.training)
+        return dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
     """Zero whole channels of ``(N, C, D, H, W)`` inputs during training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout3d(input, self.p, self.training)
+        return dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(_DropoutNd):
     """Alpha dropout for self-normalising (SELU) networks: keeps zero mean and unit variance."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return alpha_dropout(input, self.p, self.training)
+        return alpha_dropout(input, self.p, self.training, self.inplace)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels of ``(N, C, *)`` input."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return feature_alpha_dropout(input, self.p, self.training)
+        return feature_alpha_dropout(input, self.p, self.training, self.inplace)
