@@ -639,6 +639,12 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError(_NUMPY_OF_GRAD)
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def __array_wrap__(self, array: np.ndarray, context: Any = None, return_scalar: Any = False) -> "Tensor":
+        """A NumPy ufunc's result on tensors, as a tensor (a bool one as uint8, as PyTorch's)."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._make(np.asarray(array))
+
     @property
     def __array_interface__(self) -> dict:
         """NumPy's array interface of the data (``np.asarray(t)`` shares its memory). Absent

@@ -3,6 +3,7 @@ operators, dtype promotion, second derivatives and PyTorch's error messages; log
 and nan_to_num; parity with PyTorch (values, dtypes, gradients) when it is installed."""
 
 import inspect
+import itertools
 import math
 import re
 import warnings
@@ -379,11 +380,56 @@ def test_numpy_scalars_and_arrays_on_the_left_give_tensors_with_gradients():
         np.float64(3) - x,
         np.float64(2) / x,
         np.int64(2) ** x,
-        np.ones(2) * x,
     ):
         assert isinstance(out, dt.Tensor) and out.grad_fn is not None
     y = np.float64(3.0) * dt.tensor([1.0, 2.0], requires_grad=True)
     assert y.dtype == dt.float32
+
+
+NUMPY_OPERANDS = {
+    "0d_f64": np.array(2.0),
+    "0d_i32": np.array(2, dtype=np.int32),
+    "0d_bool": np.array(True),
+    "1d_f64": np.array([2.0]),
+    "f64": np.float64(2.0),
+    "f32": np.float32(2.0),
+    "i64": np.int64(3),
+    "i8": np.int8(3),
+}
+NUMPY_OPERATORS = {
+    "add": lambda t, n: t + n,
+    "radd": lambda t, n: n + t,
+    "rsub": lambda t, n: n - t,
+    "div": lambda t, n: t / n,
+    "rdiv": lambda t, n: n / t,
+    "pow": lambda t, n: t**n,
+    "floordiv": lambda t, n: t // n,
+    "and": lambda t, n: t & n,
+    "lt": lambda t, n: t < n,
+    "eq": lambda t, n: t == n,
+    "iadd": lambda t, n: t.__iadd__(n),
+    "matmul": lambda t, n: t @ np.ones(3, dtype=np.asarray(n).dtype),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_numpy_operands_of_operators_as_pytorch(torch, dtype):
+    """A NumPy array operand is NumPy's (its dtype rule; a tensor back, bool as uint8), a
+    reflected one a TypeError; a NumPy scalar is a number (torch.add's dtype)."""
+
+    def run(lib, op, n):
+        try:
+            out = op(lib.ones(3, dtype=getattr(lib, dtype)), n)
+        except (TypeError, RuntimeError, NotImplementedError) as e:
+            return type(e).__name__
+        if not isinstance(out, lib.Tensor):
+            return out
+        return str(out.dtype).split(".")[1], out.tolist()
+
+    for (on, op), (nn, n) in itertools.product(NUMPY_OPERATORS.items(), NUMPY_OPERANDS.items()):
+        assert run(dt, op, n) == run(torch, op, n), (on, nn)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        leaf([1.0, 2.0]) + np.array(2.0)
 
 
 # ---------------------------------------------------------------------- parity with PyTorch
