@@ -960,6 +960,8 @@ def msort(input: Tensor) -> Tensor:
 # ---------------------------------------------------------------------- reductions
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     if dim is None:
         dims = tuple(builtins.range(input.dim()))  # (this module defines torch.range)
         return _AMINMAX(input.amin(dims, keepdim=keepdim), input.amax(dims, keepdim=keepdim))

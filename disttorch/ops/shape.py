@@ -899,6 +899,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, len(shape))
+    if not isinstance(index, (int, np.integer, Tensor)):
+        raise TypeError(f"select(): argument 'index' must be int, not {type(index).__name__}")
     i = int(index)
     if not -shape[d] <= i < shape[d]:
         raise IndexError(
