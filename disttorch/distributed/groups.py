@@ -517,8 +517,7 @@ def _ranks_of(group: Any) -> list[int]:
         return get_process_group_ranks(group)
     except KeyError:
         raise ValueError(
-            f"Group {group!r} is not registered, please create group with "
-            "torch.distributed.new_group API"
+            f"Group {group!r} is not registered, please create group with torch.distributed.new_group API"
         ) from None
 
 

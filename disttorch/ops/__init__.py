@@ -167,8 +167,7 @@ _NUMPY_DEFERRING = (
     _BINARY_OPERATORS
     + tuple(f"__{name}__" for name in ("ne", "lt", "le", "gt", "ge"))
     + tuple(
-        f"__i{name}__"
-        for name in "add sub mul truediv div pow and or xor floordiv mod lshift rshift".split()
+        f"__i{name}__" for name in "add sub mul truediv div pow and or xor floordiv mod lshift rshift".split()
     )
 )
 
