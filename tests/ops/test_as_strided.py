@@ -142,7 +142,13 @@ def test_set_and_resize_beyond_the_storage_grow_it_as_pytorch(torch):
         v, c, g = a[:2], a[1:], a.untyped_storage()
         a.resize_(6)
         a[1] = 9
-        out += [v.tolist(), c.tolist(), g.nbytes(), v.untyped_storage().nbytes(), v.data_ptr() == a.data_ptr()]
+        out += [
+            v.tolist(),
+            c.tolist(),
+            g.nbytes(),
+            v.untyped_storage().nbytes(),
+            v.data_ptr() == a.data_ptr(),
+        ]
         a = L.zeros(2)
         c = a[1:]
         L.empty(0).set_(a.untyped_storage(), 0, (6,), (1,))[1] = 4
