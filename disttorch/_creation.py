@@ -191,8 +191,8 @@ def _filled(
     if fill is not None and dtype is _dtype.float8_e8m0fnu:  # zero is its bit pattern 0, 2**-127
         fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    if type(fill) is int and np_dt.kind in "iu":  # (-1 as uint8: 255, as PyTorch casts it)
-        fill = np.asarray(fill, dtype=np.int64).astype(np_dt)
+    if fill is not None and (type(fill) is not int or not 0 <= fill <= 1):
+        fill = _dtype.checked_scalar(fill, np_dt)  # (-1 as uint8: 255, as PyTorch casts it)
     if like is None:
         if fill is None:  # a meta tensor's zeros (lazily allocated): ops on it compute on them
             arr = (np.zeros if meta else np.empty)(size, dtype=np_dt)

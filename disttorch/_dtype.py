@@ -13,6 +13,8 @@ floating dtype (float32); bfloat16 with float16 gives float32.
 from __future__ import annotations
 
 import builtins
+import math
+from typing import Any
 
 import numpy as np
 
@@ -291,6 +293,53 @@ def by_scalar_type_name(name: str) -> dtype | None:
 def c_type_name(dt: np.dtype) -> str:
     """The C type name PyTorch's kernel messages print for a NumPy dtype (``float``...)."""
     return _TYPE_NAMES.get(dt.name, (dt.name, dt.name))[1]
+
+
+#: the largest finite value of each float dtype, as PyTorch's overflow check reads it
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+#: PyTorch's C names of the integer types in its overflow message
+_INT_C_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t", "uint8": "uint8_t"}
+
+
+def checked_scalar(value: Any, rt: np.dtype) -> Any:
+    """A Python number as PyTorch converts it into dtype ``rt`` for ``fill_``, ``full``,
+    ``masked_fill`` and ``t[i] = value``: RuntimeError where it overflows the type (a float
+    past the type's range, NaN into integers, a complex with an imaginary part into a real
+    type; a negative int into uint8 wraps while its magnitude fits), else the value."""
+    if (
+        type(value) is builtins.bool
+        or not isinstance(value, (builtins.int, builtins.float, builtins.complex))
+        or rt.kind == "b"
+    ):
+        return value
+    if rt.kind == "c":  # each part as into the float type of the parts
+        value, part = builtins.complex(value), np.dtype(np.float32 if rt.itemsize == 8 else np.float64)
+        try:
+            return builtins.complex(checked_scalar(value.real, part), checked_scalar(value.imag, part))
+        except RuntimeError:
+            raise _overflow(rt) from None
+    if isinstance(value, builtins.complex):
+        if value.imag != 0:
+            raise _overflow(rt)
+        value = value.real
+    if rt.kind in "iu":
+        info = np.iinfo(rt)
+        if isinstance(value, builtins.float):
+            if value != value or not info.min <= value <= info.max:
+                raise _overflow(rt)
+            return builtins.int(value)
+        if value > info.max or value < (-info.max if rt.kind == "u" else info.min):
+            raise _overflow(rt)
+        return value if value >= 0 else np.asarray(value, dtype=np.int64).astype(rt)[()]
+    top = _FLOAT_MAX.get(rt.name)
+    if top is not None and not math.isinf(value) and abs(value) > top:
+        raise _overflow(rt)
+    return value
+
+
+def _overflow(rt: np.dtype) -> RuntimeError:
+    name = _INT_C_NAMES.get(rt.name) or c_type_name(rt)
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def get_default_dtype() -> dtype:

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import c_type_name, scalar_type_name
+from .._dtype import c_type_name, checked_scalar, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
-from ._helpers import broadcast_error, scalar_as_vector, wrap_dim, wrapped_int
+from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .dtype_rules import require_source_dtype
 from .shape import Select
 
@@ -57,6 +57,10 @@ TENSOR_METHODS = (
 _BASIC = (int, slice, np.integer)
 
 
+#: the dtypes of index tensors, as PyTorch's: int64, int32, uint8 (a mask) and bool
+_INDEX_TYPES = frozenset((("i", 8), ("i", 4), ("u", 1), ("b", 1)))
+
+
 def _np_index(index: Any) -> Any:
     """Turn tensors and lists inside an index into arrays; check integer index dtypes.
     A 0-dim integer tensor counts as an int (so ``x[torch.tensor(1)]`` is a view)."""
@@ -64,7 +68,7 @@ def _np_index(index: Any) -> Any:
         return tuple(_np_index(i) for i in index)
     if isinstance(index, Tensor):
         a = index._data
-        if a.dtype.kind not in "iub":
+        if (a.dtype.kind, a.dtype.itemsize) not in _INDEX_TYPES:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if a.dtype == np.uint8:  # a byte tensor is a mask, as before bool tensors existed
             warnings.warn(
@@ -273,12 +277,17 @@ def _view_steps(index: Any, shape: tuple) -> list[tuple[tuple, str]]:
     return steps or [((Ellipsis,), "AliasBackward0")]
 
 
+def check_steps(index: Any) -> None:
+    """PyTorch's error for a slice of an index stepping by zero or backwards."""
+    for i in index if isinstance(index, tuple) else (index,):
+        if isinstance(i, slice) and i.step is not None and i.step <= 0:
+            raise ValueError("step must be greater than zero")
+
+
 def _read(input: Tensor, idx: Any) -> Tensor:
     if _is_basic(idx):
         view = _as_view_index(idx)
-        for i in view:
-            if isinstance(i, slice) and i.step is not None and i.step <= 0:
-                raise ValueError("step must be greater than zero")
+        check_steps(view)
         steps = _view_steps(idx, input._data.shape)
         if len(steps) == 1:
             return named_node(Slice.apply(input, view), steps[0][1])
@@ -742,9 +751,7 @@ class MaskedFill(Function):
     def forward(ctx, a, mask, value):
         x, m = a._data, mask._data
         ctx.mask = mask
-        v = value._data if isinstance(value, Tensor) else value
-        if x.dtype.kind in "iu":
-            v = wrapped_int(x.dtype, v)  # (-1 into uint8: 255, as PyTorch)
+        v = value._data if isinstance(value, Tensor) else checked_scalar(value, x.dtype)
         try:
             return np.where(m, np.asarray(v, dtype=x.dtype), x)
         except ValueError:
