@@ -794,7 +794,8 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     if not isinstance(value, Tensor) and not (self._data.itemsize == 2 and self._data.dtype.kind in "fV"):
         value = checked_scalar(value, self._data.dtype)
     idx = indexing.as_index(index)
-    indexing.check_steps(idx)
+    if idx.__class__ is not int:
+        indexing.check_steps(idx)
     if _recording(self, value):
         _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return
