@@ -707,6 +707,7 @@ class Tensor(metaclass=_TensorMeta):
 
     def __complex__(self) -> complex:
         _warn_scalar_of_graph(self)
+        _one_element(self)
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -959,8 +960,15 @@ def _warn_scalar_of_graph(t: Tensor) -> None:
         )
 
 
+def _one_element(t: Tensor) -> None:
+    if t._data.size != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+
+
 def _real_item(t: Tensor, c_type: str) -> Any:
-    """``t.item()`` for ``int()``/``float()``: a complex value must have no imaginary part."""
+    """``t.item()`` for ``int()``/``float()``/``complex()``: one element (else PyTorch's
+    ValueError); a complex value must have no imaginary part."""
+    _one_element(t)
     v = t.item()
     if isinstance(v, complex):
         if v.imag != 0:

@@ -20,7 +20,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, get_default_dtype, result_type
+from .._dtype import (
+    OWN_CONVERSION,
+    complex128,
+    convert,
+    float64,
+    from_numpy,
+    get_default_dtype,
+    result_type,
+    scalar_type_name,
+)
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
@@ -1016,10 +1025,12 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         c = cond._data
+        if c.dtype == np.uint8:  # a byte condition is a mask, as PyTorch still takes it
+            c = c.astype(bool)
         if c.dtype.kind != "b":
             raise RuntimeError(
                 f"where expected condition to be a boolean tensor, but got a "
-                f"tensor with dtype {cond.dtype.name.capitalize()}"
+                f"tensor with dtype {scalar_type_name(c.dtype)}"
             )
         xa, xb = arr(a), arr(b)
         rt = (
@@ -1316,6 +1327,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        raise TypeError(
+            "clamp() received an invalid combination of arguments - got a "
+            f"{type(min).__name__} min and a {type(max).__name__} max, but expected both "
+            "tensors or both numbers"
+        )
     return Clamp.apply(input, min, max)
 
 

@@ -675,3 +675,34 @@ def test_float_overflow_and_division_by_zero_do_not_warn_as_pytorch():
         assert not caught
         np.array([3e38], np.float32) * np.float32(10)
     assert [str(w.message) for w in caught] == ["overflow encountered in multiply"]
+
+
+REFUSED_OR_CONVERTED = {  # PyTorch's answers where its kernels or signatures differ from NumPy's
+    "round_int_decimals": lambda L: L.tensor([15, 25]).round(decimals=-1),
+    "round_int_decimals_0": lambda L: L.tensor([15, 25]).round(decimals=0),
+    "round_int": lambda L: L.tensor([15, 25]).round(),
+    "round_bool": lambda L: L.tensor([True]).round(),
+    "round_bfloat16_decimals": lambda L: (L.tensor([1.0, -1.0, 2.0]).bfloat16() * 1.2345).round(decimals=2),
+    "clamp_tensor_and_number": lambda L: L.ones(2).clamp(L.zeros(2), 1),
+    "clip_number_and_tensor": lambda L: L.ones(2).clip(0, L.zeros(2)),
+    "clamp_min_tensor_only": lambda L: L.ones(2).clamp(min=L.zeros(2)),
+    "where_uint8_condition": lambda L: L.where(L.tensor([1, 0], dtype=L.uint8), 1.0, 0.0),
+    "where_int8_condition": lambda L: L.where(L.tensor([1, 0], dtype=L.int8), 1.0, 0.0),
+    "int_of_two_elements": lambda L: int(L.ones(2)),
+    "float_of_no_elements": lambda L: float(L.ones(0)),
+    "complex_of_two_elements": lambda L: complex(L.ones(2)),
+    "searchsorted_bool": lambda L: L.searchsorted(L.tensor([False, True]), L.tensor([True])),
+}
+
+
+@pytest.mark.parity
+def test_refusals_and_conversions_as_pytorch(torch):
+    def answer(L, call):
+        try:
+            r = call(L)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e) if isinstance(e, NotImplementedError) else ""
+        return r.float().tolist() if isinstance(r, L.Tensor) else r
+
+    for name, call in REFUSED_OR_CONVERTED.items():
+        assert answer(dt, call) == answer(torch, call), name
