@@ -1135,11 +1135,16 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
     rt = result_type(xa, xb)
-    if rt.kind in "iub":
-        if np.any(np.asarray(xb) == 0):
+    if rt.kind == "b":
+        raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool'")
+    if rt.kind in "iu":  # in the result's dtype, as PyTorch (a number wraps into it first)
+        xa, xb = (np.asarray(wrapped_int(rt, x)).astype(rt, copy=False) for x in (xa, xb))
+        if np.any(xb == 0):
             raise RuntimeError("ZeroDivisionError")
-        q = np.abs(xa) // np.abs(xb)
-        return Tensor._make((np.sign(xa) * np.sign(xb) * q).astype(rt))
+        with np.errstate(over="ignore"):
+            q = xa // xb
+            q += (xa - q * xb != 0) & ((xa < 0) != (xb < 0))  # floor to truncation
+        return Tensor._make(np.asarray(q))
     with np.errstate(divide="ignore", invalid="ignore"):
         return Tensor._make(np.trunc(binary(np.true_divide, input, other)))
 
@@ -1168,7 +1173,9 @@ def neg(input: Tensor) -> Tensor:
 
 
 def abs(input: Tensor) -> Tensor:
-    """``|input|``; the gradient at 0 is 0."""
+    """``|input|``; the gradient at 0 is 0. No bool inputs, as PyTorch's kernel."""
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return Abs.apply(input)
 
 

@@ -692,6 +692,11 @@ REFUSED_OR_CONVERTED = {  # PyTorch's answers where its kernels or signatures di
     "float_of_no_elements": lambda L: float(L.ones(0)),
     "complex_of_two_elements": lambda L: complex(L.ones(2)),
     "searchsorted_bool": lambda L: L.searchsorted(L.tensor([False, True]), L.tensor([True])),
+    "div_trunc_int8": lambda L: L.div(L.tensor([-128, 7, -7], dtype=L.int8), -2, rounding_mode="trunc"),
+    "div_trunc_uint8_negative": lambda L: L.div(L.tensor([200, 7], dtype=L.uint8), -2, rounding_mode="trunc"),
+    "div_trunc_bool": lambda L: L.div(L.tensor([True]), L.tensor([True]), rounding_mode="trunc"),
+    "div_trunc_bool_number": lambda L: L.div(L.tensor([True]), -2, rounding_mode="trunc"),
+    "abs_bool": lambda L: L.tensor([True]).abs(),
 }
 
 
@@ -702,7 +707,7 @@ def test_refusals_and_conversions_as_pytorch(torch):
             r = call(L)
         except (TypeError, ValueError, RuntimeError, NotImplementedError) as e:
             return type(e).__name__, str(e) if isinstance(e, NotImplementedError) else ""
-        return r.float().tolist() if isinstance(r, L.Tensor) else r
+        return (str(r.dtype).split(".")[1], r.float().tolist()) if isinstance(r, L.Tensor) else r
 
     for name, call in REFUSED_OR_CONVERTED.items():
         assert answer(dt, call) == answer(torch, call), name
