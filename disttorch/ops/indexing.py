@@ -819,7 +819,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     d = wrap_dim(dim, input._data.ndim)
     s_in, s_ix = list(input._data.shape), list(indices._data.shape)
     s_in[d] = s_ix[d] = 1
-    common = np.broadcast_shapes(tuple(s_in), tuple(s_ix))
+    try:
+        common = np.broadcast_shapes(tuple(s_in), tuple(s_ix))
+    except ValueError:
+        raise broadcast_error(tuple(s_in), tuple(s_ix)) from None
     full_in = common[:d] + (input._data.shape[d],) + common[d + 1 :]
     full_ix = common[:d] + (indices._data.shape[d],) + common[d + 1 :]
     return gather(input.expand(full_in), d, indices.expand(full_ix))
