@@ -92,16 +92,29 @@ def _np_index(index: Any) -> Any:
     return index
 
 
-def as_index(index: Any) -> Any:
-    """A whole index as PyTorch reads it: a short list holding a sequence, tensor, slice,
-    ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``),
-    as NumPy once read it; any other index as it is. Then :func:`_np_index`."""
+def as_index(index: Any, ndim: int) -> Any:
+    """A whole index into ``ndim`` dims as PyTorch reads it: a short list holding a sequence,
+    tensor, slice, ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is
+    ``x[[0, 1], [1, 2]]``), as NumPy once read it; any other index as it is. Then
+    :func:`_np_index`, and an ``...`` that stands for no dims is dropped: it does not separate
+    the advanced indices beside it, as it would in NumPy."""
     if type(index) is list and len(index) < 32:
         for i in index:
             if i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice)):
                 index = tuple(index)
                 break
-    return _np_index(index)
+    index = _np_index(index)
+    if (
+        type(index) is tuple
+        and any(i is Ellipsis for i in index)
+        and any(isinstance(i, np.ndarray) for i in index)
+    ):
+        used = sum(
+            i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in index if i is not None
+        )
+        if used - 1 == ndim:
+            index = tuple(i for i in index if i is not Ellipsis)
+    return index
 
 
 def _is_basic(index: Any) -> bool:
@@ -311,7 +324,7 @@ def getitem(input: Tensor, index: Any) -> Tensor:
         if not -n <= index < n:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
         return Select.apply(input, 0, index + n if index < 0 else index)
-    return _read(input, as_index(index))
+    return _read(input, as_index(index, input._data.ndim))
 
 
 __getitem__ = getitem

@@ -793,7 +793,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         raise TypeError(f"can't assign a {name} to a {self.type()}")
     if not isinstance(value, Tensor) and not (self._data.itemsize == 2 and self._data.dtype.kind in "fV"):
         value = checked_scalar(value, self._data.dtype)
-    idx = indexing.as_index(index)
+    idx = indexing.as_index(index, self._data.ndim)
     if idx.__class__ is not int:
         indexing.check_steps(idx)
     if _recording(self, value):

@@ -489,3 +489,18 @@ def test_scalar_conversions_and_index_dtypes_match_pytorch(torch):
 
     for name, call in SCALAR_CONVERSION_CASES.items():
         assert answer(dt, call) == answer(torch, call), name
+
+
+@pytest.mark.parity
+def test_ellipsis_of_no_dims_does_not_separate_advanced_indices(torch):
+    """``x[:, [0, 1], ..., mask]`` on 3 dims: the ``...`` stands for no dims, so the advanced
+    indices are adjacent and their dim stays in place (NumPy would move it first)."""
+
+    def run(L):
+        x = L.arange(60.0).reshape(3, 4, 5)
+        index = (slice(None), L.tensor([0, 3]), Ellipsis, L.tensor([False, True, False, True, False]))
+        y = L.zeros(3, 4, 5)
+        y[index] = L.tensor([1.0, 2.0])
+        return x[index].tolist(), y.tolist(), x[..., [0, 1], [1, 2]].shape
+
+    assert run(dt) == run(torch)
