@@ -419,6 +419,9 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
         raise TypeError(
             f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}"
         )
+    for k, i in enumerate(indices):
+        if i is None:  # (a whole dim is a slice in t[...] = v, not here)
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got NoneType")
     require_source_dtype("index_put", input, values)
     idx = _np_index(tuple(indices))
     if accumulate:
