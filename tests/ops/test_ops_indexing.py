@@ -474,7 +474,9 @@ SCALAR_CONVERSION_CASES = {  # a number into a dtype: wrapped, truncated, or PyT
     "index_int8": lambda L: L.arange(3.0)[L.tensor([0, -1], dtype=L.int8)],
     "index_int16": lambda L: L.arange(3.0)[L.tensor([0], dtype=L.int16)],
     "index_int32": lambda L: L.arange(3.0)[L.tensor([0, -1], dtype=L.int32)],
-    "index_put_none": lambda L: L.zeros(3, 3).index_put_((None, L.tensor([1, 1])), L.ones(3), accumulate=True),
+    "index_put_none": lambda L: L.zeros(3, 3).index_put_(
+        (None, L.tensor([1, 1])), L.ones(3), accumulate=True
+    ),
 }
 
 
