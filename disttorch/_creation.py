@@ -103,12 +103,25 @@ def tensor(
     else:
         np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
         with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, without a warning
-            t = Tensor._make(np.array(data, dtype=np_dt))
+            try:
+                t = Tensor._make(np.array(data, dtype=np_dt))
+            except (OverflowError, ValueError):
+                if np_dt.kind not in "iu":
+                    raise
+                t = Tensor._make(_checked_integers(data, np_dt))
     if meta:
         t._data = _placed(t._data, True)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _checked_integers(data: Any, np_dt: np.dtype) -> np.ndarray:
+    """``data`` as integers of ``np_dt`` where NumPy refused a value: PyTorch's overflow error
+    for a value past the type (NaN too), a negative int into an unsigned type wrapped."""
+    values = np.array(data, dtype=object)
+    checked = [_dtype.checked_scalar(v, np_dt, np_dt.name) for v in values.flat]
+    return np.array(checked, dtype=np_dt).reshape(values.shape)
 
 
 def as_tensor(data: Any, dtype: _dtype_cls | None = None, device: Any = None) -> Tensor:

@@ -308,11 +308,12 @@ _BF16_MAX = 3.3895313892515355e38
 _INT_C_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t", "uint8": "uint8_t"}
 
 
-def checked_scalar(value: Any, rt: np.dtype) -> Any:
+def checked_scalar(value: Any, rt: np.dtype, type_name: str | None = None) -> Any:
     """A Python number as PyTorch converts it into dtype ``rt`` for ``fill_``, ``full``,
     ``masked_fill`` and ``t[i] = value``: RuntimeError where it overflows the type (a float
     past the type's range, NaN into integers, a complex with an imaginary part into a real
-    type; a negative int into uint8 wraps while its magnitude fits), else the value."""
+    type; a negative int into uint8 wraps while its magnitude fits), else the value.
+    ``type_name``: the type's name in the message (default: its C name, as ``fill_`` says)."""
     kind = rt.kind
     if value.__class__ is builtins.bool or kind == "b":
         return value
@@ -323,10 +324,10 @@ def checked_scalar(value: Any, rt: np.dtype) -> Any:
         try:
             return builtins.complex(checked_scalar(value.real, part), checked_scalar(value.imag, part))
         except RuntimeError:
-            raise _overflow(rt) from None
+            raise _overflow(rt, type_name) from None
     if isinstance(value, builtins.complex):
         if value.imag != 0:
-            raise _overflow(rt)
+            raise _overflow(rt, type_name)
         value = value.real
     limits = _LIMITS.get(rt)
     if limits is None:
@@ -337,18 +338,18 @@ def checked_scalar(value: Any, rt: np.dtype) -> Any:
     if kind in "iu":
         if isinstance(value, builtins.float):
             if not lo <= value <= hi:  # (NaN too)
-                raise _overflow(rt)
+                raise _overflow(rt, type_name)
             return builtins.int(value)
         if value > hi or value < (-hi if kind == "u" else lo):
-            raise _overflow(rt)
+            raise _overflow(rt, type_name)
         return value if value >= 0 else np.asarray(value, dtype=np.int64).astype(rt)[()]
     if lo <= value <= hi or value != value or math.isinf(value):
         return value
-    raise _overflow(rt)
+    raise _overflow(rt, type_name)
 
 
-def _overflow(rt: np.dtype) -> RuntimeError:
-    name = _INT_C_NAMES.get(rt.name) or c_type_name(rt)
+def _overflow(rt: np.dtype, type_name: str | None = None) -> RuntimeError:
+    name = type_name or _INT_C_NAMES.get(rt.name) or c_type_name(rt)
     return RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 

@@ -474,6 +474,10 @@ SCALAR_CONVERSION_CASES = {  # a number into a dtype: wrapped, truncated, or PyT
     "index_int8": lambda L: L.arange(3.0)[L.tensor([0, -1], dtype=L.int8)],
     "index_int16": lambda L: L.arange(3.0)[L.tensor([0], dtype=L.int16)],
     "index_int32": lambda L: L.arange(3.0)[L.tensor([0, -1], dtype=L.int32)],
+    "tensor_uint8_300": lambda L: L.tensor(300, dtype=L.uint8),
+    "tensor_uint8_minus_one": lambda L: L.tensor([[-1, 2]], dtype=L.uint8),
+    "tensor_int32_nan": lambda L: L.tensor([float("nan")], dtype=L.int32),
+    "tensor_uint8_negative_float": lambda L: L.tensor([2.5, -1.5], dtype=L.uint8),
     "index_put_none": lambda L: L.zeros(3, 3).index_put_(
         (None, L.tensor([1, 1])), L.ones(3), accumulate=True
     ),
