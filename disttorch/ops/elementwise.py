@@ -22,6 +22,7 @@ import numpy as np
 
 from .._dtype import (
     OWN_CONVERSION,
+    checked_scalar,
     complex128,
     convert,
     float64,
@@ -816,6 +817,13 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
         x = a._data
+        if x.dtype.kind == "c":  # each part on its own, as PyTorch
+            parts = x.real, x.imag
+            out = np.empty_like(x)
+            out.real, out.imag = (np.nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in parts)
+            if ctx.needs_input_grad:
+                ctx.finite = np.isfinite(x)
+            return out
         if x.dtype.kind not in "fV":
             return x.copy()
         if ctx.needs_input_grad:
@@ -933,8 +941,8 @@ class Clamp(Function):
                 rt = result_type(_probe(x, rt), bound)
         if rt.kind == "b":
             _refuse_bool_clamp(lo, hi, rt)
-        if rt.kind in "iu":  # a Python int beyond the dtype wraps, as PyTorch casts it
-            xl, xh = wrapped_int(rt, xl), wrapped_int(rt, xh)
+        # a number bound converts as PyTorch's: past the dtype, an error; -1 into uint8, 255
+        xl, xh = checked_scalar(xl, rt), checked_scalar(xh, rt)
         out = x if rt == x.dtype else x.astype(rt)
         try:
             if xl is not None:

@@ -38,7 +38,7 @@ from ..kernels.torch_select import kthvalue_index
 from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_dim
+from ._helpers import _return_type, binary, broadcast_error, no_complex, scalar_as_vector, wrap_dim
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import (
@@ -1882,7 +1882,13 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the ``True`` positions of ``mask`` filled from ``source`` in order."""
     require_source_dtype("masked_scatter", input, source)
-    m = np.broadcast_to(mask._data, input._data.shape)
+    try:  # the mask may widen the input too (out of place), as PyTorch's
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise broadcast_error(input._data.shape, mask._data.shape) from None
+    if shape != input._data.shape:
+        input = input.expand(shape)
+    m = np.broadcast_to(mask._data, shape)
     n = int(m.sum())
     return _scatter_into(input, Tensor._make(m.copy()), source.reshape(-1)[:n])
 
