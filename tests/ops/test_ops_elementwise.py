@@ -701,7 +701,9 @@ REFUSED_OR_CONVERTED = {  # PyTorch's answers where its kernels or signatures di
     "clamp_int8_bound_overflows": lambda L: L.ones(2, dtype=L.int8).clamp(max=1000),
     "clamp_uint8_minus_one": lambda L: L.ones(2, dtype=L.uint8).clamp(min=-1),
     "nan_to_num_complex": lambda L: L.tensor([complex(math.inf, math.nan)]).nan_to_num().real,
-    "masked_scatter_widening_mask": lambda L: L.ones(3).masked_scatter(L.tensor([[True], [False]]), L.arange(6.0)),
+    "masked_scatter_widening_mask": lambda L: L.ones(3).masked_scatter(
+        L.tensor([[True], [False]]), L.arange(6.0)
+    ),
 }
 
 
