@@ -117,7 +117,7 @@ def as_index(index: Any, ndim: int) -> Any:
     return index
 
 
-def _is_basic(index: Any) -> bool:
+def is_basic(index: Any) -> bool:
     if isinstance(index, tuple):
         return all(
             i is None or i is Ellipsis or (isinstance(i, _BASIC) and not isinstance(i, bool)) for i in index
@@ -298,7 +298,7 @@ def check_steps(index: Any) -> None:
 
 
 def _read(input: Tensor, idx: Any) -> Tensor:
-    if _is_basic(idx):
+    if is_basic(idx):
         view = _as_view_index(idx)
         check_steps(view)
         steps = _view_steps(idx, input._data.shape)

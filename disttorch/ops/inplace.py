@@ -46,6 +46,7 @@ from .dtype_rules import (
     refuse_integer_addcdiv,
     refuse_kernel,
     require_lerp_dtypes,
+    require_source_dtype,
 )
 from .opmath import low_result, opmath_array, round_scalar_tail, scalar_of
 
@@ -796,6 +797,9 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     idx = indexing.as_index(index, self._data.ndim)
     if idx.__class__ is not int:
         indexing.check_steps(idx)
+        if isinstance(value, Tensor) and not indexing.is_basic(idx):  # PyTorch's index_put,
+            if not (isinstance(idx, np.ndarray) and idx.dtype == bool and not value._data.ndim):
+                require_source_dtype("index_put", self, value)  # or masked_fill_ for a mask
     if _recording(self, value):
         _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return

@@ -478,6 +478,11 @@ SCALAR_CONVERSION_CASES = {  # a number into a dtype: wrapped, truncated, or PyT
     "tensor_uint8_minus_one": lambda L: L.tensor([[-1, 2]], dtype=L.uint8),
     "tensor_int32_nan": lambda L: L.tensor([float("nan")], dtype=L.int32),
     "tensor_uint8_negative_float": lambda L: L.tensor([2.5, -1.5], dtype=L.uint8),
+    "set_advanced_other_dtype": lambda L: _set("float32", ([0, 1],), L.ones(3, dtype=L.float64))(L),
+    "set_mask_other_dtype_0d": lambda L: _set("float32", L.tensor([True, False]), L.tensor(1, dtype=L.int64))(
+        L
+    ),
+    "set_basic_other_dtype": lambda L: _set("float32", 0, L.ones(3, dtype=L.float64))(L),
     "index_put_none": lambda L: L.zeros(3, 3).index_put_(
         (None, L.tensor([1, 1])), L.ones(3), accumulate=True
     ),
