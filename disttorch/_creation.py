@@ -103,12 +103,25 @@ def tensor(
     else:
         np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
         with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, without a warning
-            t = Tensor._make(np.array(data, dtype=np_dt))
+            try:
+                t = Tensor._make(np.array(data, dtype=np_dt))
+            except (OverflowError, ValueError):
+                if np_dt.kind not in "iu":
+                    raise
+                t = Tensor._make(_checked_integers(data, np_dt))
     if meta:
         t._data = _placed(t._data, True)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _checked_integers(data: Any, np_dt: np.dtype) -> np.ndarray:
+    """``data`` as integers of ``np_dt`` where NumPy refused a value: PyTorch's overflow error
+    for a value past the type (NaN too), a negative int into an unsigned type wrapped."""
+    values = np.array(data, dtype=object)
+    checked = [_dtype.checked_scalar(v, np_dt, np_dt.name) for v in values.flat]
+    return np.array(checked, dtype=np_dt).reshape(values.shape)
 
 
 def as_tensor(data: Any, dtype: _dtype_cls | None = None, device: Any = None) -> Tensor:
@@ -191,8 +204,8 @@ def _filled(
     if fill is not None and dtype is _dtype.float8_e8m0fnu:  # zero is its bit pattern 0, 2**-127
         fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    if type(fill) is int and np_dt.kind in "iu":  # (-1 as uint8: 255, as PyTorch casts it)
-        fill = np.asarray(fill, dtype=np.int64).astype(np_dt)
+    if fill is not None and (type(fill) is not int or not 0 <= fill <= 1):
+        fill = _dtype.checked_scalar(fill, np_dt)  # (-1 as uint8: 255, as PyTorch casts it)
     if like is None:
         if fill is None:  # a meta tensor's zeros (lazily allocated): ops on it compute on them
             arr = (np.zeros if meta else np.empty)(size, dtype=np_dt)

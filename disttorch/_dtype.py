@@ -13,6 +13,8 @@ floating dtype (float32); bfloat16 with float16 gives float32.
 from __future__ import annotations
 
 import builtins
+import math
+from typing import Any
 
 import numpy as np
 
@@ -291,6 +293,64 @@ def by_scalar_type_name(name: str) -> dtype | None:
 def c_type_name(dt: np.dtype) -> str:
     """The C type name PyTorch's kernel messages print for a NumPy dtype (``float``...)."""
     return _TYPE_NAMES.get(dt.name, (dt.name, dt.name))[1]
+
+
+#: each integer and 16/32-bit float dtype's (lowest, largest) value, as PyTorch's overflow
+#: check reads them (bfloat16's, loaded with ml_dtypes, is _BF16_MAX)
+_LIMITS = {
+    **{np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max) for t in (np.int8, np.int16, np.int32, np.int64)},
+    **{np.dtype(t): (0, np.iinfo(t).max) for t in (np.uint8, np.uint16, np.uint32, np.uint64)},
+    np.dtype(np.float16): (-65504.0, 65504.0),
+    np.dtype(np.float32): (-3.4028234663852886e38, 3.4028234663852886e38),
+}
+_BF16_MAX = 3.3895313892515355e38
+#: PyTorch's C names of the integer types in its overflow message
+_INT_C_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t", "uint8": "uint8_t"}
+
+
+def checked_scalar(value: Any, rt: np.dtype, type_name: str | None = None) -> Any:
+    """A Python number as PyTorch converts it into dtype ``rt`` for ``fill_``, ``full``,
+    ``masked_fill`` and ``t[i] = value``: RuntimeError where it overflows the type (a float
+    past the type's range, NaN into integers, a complex with an imaginary part into a real
+    type; a negative int into uint8 wraps while its magnitude fits), else the value.
+    ``type_name``: the type's name in the message (default: its C name, as ``fill_`` says)."""
+    kind = rt.kind
+    if value.__class__ is builtins.bool or kind == "b":
+        return value
+    if not isinstance(value, (builtins.int, builtins.float, builtins.complex)):
+        return value
+    if kind == "c":  # each part as into the float type of the parts
+        value, part = builtins.complex(value), np.dtype(np.float32 if rt.itemsize == 8 else np.float64)
+        try:
+            return builtins.complex(checked_scalar(value.real, part), checked_scalar(value.imag, part))
+        except RuntimeError:
+            raise _overflow(rt, type_name) from None
+    if isinstance(value, builtins.complex):
+        if value.imag != 0:
+            raise _overflow(rt, type_name)
+        value = value.real
+    limits = _LIMITS.get(rt)
+    if limits is None:
+        if kind != "V" or rt != bf16_numpy[0]:
+            return value  # float64, float8: no check
+        limits = (-_BF16_MAX, _BF16_MAX)
+    lo, hi = limits
+    if kind in "iu":
+        if isinstance(value, builtins.float):
+            if not lo <= value <= hi:  # (NaN too)
+                raise _overflow(rt, type_name)
+            return builtins.int(value)
+        if value > hi or value < (-hi if kind == "u" else lo):
+            raise _overflow(rt, type_name)
+        return value if value >= 0 else np.asarray(value, dtype=np.int64).astype(rt)[()]
+    if lo <= value <= hi or value != value or math.isinf(value):
+        return value
+    raise _overflow(rt, type_name)
+
+
+def _overflow(rt: np.dtype, type_name: str | None = None) -> RuntimeError:
+    name = type_name or _INT_C_NAMES.get(rt.name) or c_type_name(rt)
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def get_default_dtype() -> dtype:

@@ -10,8 +10,8 @@ weights) and to name types (Lightning).
 
 from __future__ import annotations
 
+import gc
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,6 @@ class UntypedStorage:
 
     is_cuda = False
     is_sparse = False
-    _owner: Any = None  # a weak reference to the tensor this storage was taken from
 
     def nbytes(self) -> int:
         return int(self._bytes.size)
@@ -109,13 +108,11 @@ class UntypedStorage:
     def __iter__(self) -> Any:
         return iter(self.tolist())
 
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_owner"}
-
     def resize_(self, nbytes: int) -> UntypedStorage:
-        """``nbytes`` bytes: new memory holding the old bytes that fit (zeros after them); the
-        tensor this storage was taken from (and the tensor it is a view of) moves to it while it
-        still fits; other tensors over the old memory keep that."""
+        """``nbytes`` bytes: new memory holding the old bytes that fit (zeros after them). As
+        in PyTorch, where every tensor and storage object over this memory shares one
+        reallocated storage, they all move to the new memory (each tensor while it still fits
+        there; one past the new end keeps the old memory)."""
         nbytes = int(nbytes)
         if nbytes < 0:
             raise RuntimeError(f"new_size must be non-negative, got {nbytes}")
@@ -124,10 +121,8 @@ class UntypedStorage:
         keep = min(nbytes, old.size)
         new[:keep] = old[:keep]
         self._bytes = new
-        owner = self._owner() if self._owner is not None else None
-        for t in (owner, getattr(owner, "_base", None)):  # the tensor, and the one it views
-            if t is not None:
-                _rebase(t, old, new)
+        if old.size:
+            _move_all(old, new)
         return self
 
     def fill_(self, value: int) -> UntypedStorage:
@@ -263,6 +258,39 @@ class TypedStorage:
         return f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
 
 
+def _root(arr: np.ndarray) -> np.ndarray:
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def _move_all(old: np.ndarray, new: np.ndarray) -> None:
+    """Move the live tensors and storage objects over the bytes ``old`` to ``new`` (a
+    reallocation). NumPy keeps no list of an array's views, so this looks through the
+    collector's objects: a cost of reallocating a storage that has contents, which is rare."""
+    root = _root(old)
+    tensors, storages = _subclasses(Tensor), _subclasses(UntypedStorage)
+    for obj in gc.get_objects():
+        kind = type(obj)
+        if kind in tensors:
+            if _root(obj._data) is root:
+                _rebase(obj, old, new)
+        elif kind in storages and obj._bytes is not new and _root(obj._bytes) is root:
+            if obj._bytes.size == old.size and obj.data_ptr() == old.__array_interface__["data"][0]:
+                obj._bytes = new
+
+
+def _subclasses(cls: type) -> set:
+    """``cls`` and its subclasses, at every depth."""
+    found, todo = set(), [cls]
+    while todo:
+        c = todo.pop()
+        if c not in found:
+            found.add(c)
+            todo.extend(c.__subclasses__())
+    return found
+
+
 def _rebase(t: Tensor, old: np.ndarray, new: np.ndarray) -> None:
     """Move ``t`` from the bytes ``old`` to the same place in ``new`` (a reallocated storage),
     when it lies in ``old`` and fits in ``new``."""
@@ -281,9 +309,7 @@ def _rebase(t: Tensor, old: np.ndarray, new: np.ndarray) -> None:
 def untyped_storage(self: Tensor) -> UntypedStorage:
     """The bytes of memory this tensor lies in, shared with it (and with its views); if the
     storage is reallocated (``resize_``, or a ``set_`` beyond its end), this tensor follows."""
-    storage = UntypedStorage(root_bytes(self._data))
-    storage._owner = weakref.ref(self)
-    return storage
+    return UntypedStorage(root_bytes(self._data))
 
 
 def storage(self: Tensor) -> TypedStorage:

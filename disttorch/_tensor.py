@@ -639,6 +639,12 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError(_NUMPY_OF_GRAD)
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def __array_wrap__(self, array: np.ndarray, context: Any = None, return_scalar: Any = False) -> "Tensor":
+        """A NumPy ufunc's result on tensors, as a tensor (a bool one as uint8, as PyTorch's)."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._make(np.asarray(array))
+
     @property
     def __array_interface__(self) -> dict:
         """NumPy's array interface of the data (``np.asarray(t)`` shares its memory). Absent
@@ -701,6 +707,7 @@ class Tensor(metaclass=_TensorMeta):
 
     def __complex__(self) -> complex:
         _warn_scalar_of_graph(self)
+        _one_element(self)
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -953,8 +960,15 @@ def _warn_scalar_of_graph(t: Tensor) -> None:
         )
 
 
+def _one_element(t: Tensor) -> None:
+    if t._data.size != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+
+
 def _real_item(t: Tensor, c_type: str) -> Any:
-    """``t.item()`` for ``int()``/``float()``: a complex value must have no imaginary part."""
+    """``t.item()`` for ``int()``/``float()``/``complex()``: one element (else PyTorch's
+    ValueError); a complex value must have no imaginary part."""
+    _one_element(t)
     v = t.item()
     if isinstance(v, complex):
         if v.imag != 0:

@@ -79,6 +79,9 @@ class _State:
         self.groups: dict[int, ProcessGroup] = {}
         self.next_group_id = 1
         self.pid = 0  # the process that initialized the default group
+        #: the members of the latest new_group this rank is outside of (PyTorch records them
+        #: under NON_GROUP_MEMBER: get_process_group_ranks of it answers them)
+        self.non_member_ranks: list[int] | None = None
 
 
 _state = _State()
@@ -362,6 +365,7 @@ def new_group(
     if not use_local_synchronization:
         _agree_on_members(world, group_id, members)
     if world.rank() not in members:
+        _state.non_member_ranks = members
         return GroupMember.NON_GROUP_MEMBER
     seconds = world.timeout if timeout is None else _timeout_seconds(timeout)
     name = world.backend if backend is None else _backend_name(backend)
@@ -424,6 +428,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         finally:
             GroupMember.WORLD = None
             _state.next_group_id = 1
+            _state.non_member_ranks = None
             flush_sent(EXIT_FLUSH_TIMEOUT)  # the goodbyes and last messages leave before we return
             _release_store()
         return
@@ -495,16 +500,30 @@ def get_pg_count() -> int:
 
 
 def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
-    """Global ranks of ``group``'s members, in group-rank order."""
-    pg = resolve_group(group)
-    if pg is None:
-        raise ValueError("this rank is not a member of the group")
-    return list(pg.ranks)
+    """Global ranks of ``group``'s members, in group-rank order. For
+    ``GroupMember.NON_GROUP_MEMBER``, as PyTorch: the members of the latest group
+    :func:`new_group` made that this rank is outside of (``KeyError`` when none)."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        if _state.non_member_ranks is None:
+            raise KeyError(f"{group!r}: this rank is outside of no group made by new_group")
+        return list(_state.non_member_ranks)
+    return list(resolve_group(group).ranks)
+
+
+def _ranks_of(group: Any) -> list[int]:
+    """:func:`get_process_group_ranks`, with PyTorch's ``ValueError`` for a group that has
+    no ranks recorded (``get_global_rank``/``get_group_rank`` of ``NON_GROUP_MEMBER``)."""
+    try:
+        return get_process_group_ranks(group)
+    except KeyError:
+        raise ValueError(
+            f"Group {group!r} is not registered, please create group with torch.distributed.new_group API"
+        ) from None
 
 
 def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     """The global rank of ``group_rank`` in ``group``."""
-    ranks = get_process_group_ranks(group)
+    ranks = _ranks_of(group)
     if not 0 <= group_rank < len(ranks):
         raise ValueError(f"group rank {group_rank} is not part of a group of {len(ranks)}")
     return ranks[group_rank]
@@ -532,6 +551,11 @@ def root_global_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int 
 
 def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
     """The rank in ``group`` of global rank ``global_rank``."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        ranks = _ranks_of(group)
+        if global_rank not in ranks:
+            raise ValueError(f"Global rank {global_rank} is not part of group {group!r}")
+        return ranks.index(global_rank)
     return group_rank_of(resolve_group(group), global_rank)
 
 

@@ -127,9 +127,12 @@ def _bind() -> None:
     )
     for name in _BINARY_OPERATORS:
         setattr(Tensor, name, _numbers_and_tensors_only(getattr(Tensor, name)))
+    for name in _NUMPY_DEFERRING:
+        setattr(Tensor, name, _defer_to_numpy_arrays(getattr(Tensor, name)))
+    Tensor.__rtruediv__ = _rtruediv(Tensor.__rtruediv__)
 
 
-#: the binary operators that, as PyTorch's, take tensors, numbers and NumPy values only
+#: the binary operators that, as PyTorch's, take tensors, numbers and NumPy scalars only
 _BINARY_OPERATORS = tuple(
     f"__{r}{name}__"
     for name in (
@@ -155,9 +158,18 @@ _OPERANDS = (
     int,
     float,
     builtins.complex,
-    np.ndarray,
     np.generic,
 )  # (complex: the ops module here)
+#: the operators that, as PyTorch's, leave a NumPy array operand to NumPy: ``t + np.array(2.0)``
+#: is NumPy's ``add`` (its dtype rule; a tensor back through ``__array_wrap__``), and
+#: ``np.array(2.0) + t`` a TypeError (NumPy defers to the tensor's reflected operator)
+_NUMPY_DEFERRING = (
+    _BINARY_OPERATORS
+    + tuple(f"__{name}__" for name in ("ne", "lt", "le", "gt", "ge"))
+    + tuple(
+        f"__i{name}__" for name in "add sub mul truediv div pow and or xor floordiv mod lshift rshift".split()
+    )
+)
 
 
 def _numbers_and_tensors_only(method: Any) -> Any:
@@ -169,6 +181,30 @@ def _numbers_and_tensors_only(method: Any) -> Any:
     def operator(a: Tensor, b: Any) -> Any:
         if not isinstance(b, _OPERANDS) and not hasattr(b, "__torch_function__"):
             return NotImplemented
+        return method(a, b)
+
+    return operator
+
+
+def _defer_to_numpy_arrays(method: Any) -> Any:
+    """``method`` returning ``NotImplemented`` for a NumPy array operand."""
+
+    @functools.wraps(method)
+    def operator(a: Tensor, b: Any) -> Any:
+        if isinstance(b, np.ndarray):
+            return NotImplemented
+        return method(a, b)
+
+    return operator
+
+
+def _rtruediv(method: Any) -> Any:
+    """``__rtruediv__``: PyTorch's ``reciprocal(a) * b``, so NumPy's multiply for an array."""
+
+    @functools.wraps(method)
+    def operator(a: Tensor, b: Any) -> Any:
+        if isinstance(b, np.ndarray):
+            return np.multiply(elementwise.reciprocal(a), b)
         return method(a, b)
 
     return operator

@@ -129,8 +129,10 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     """Normalise a reduction ``dim`` argument (None, int or sequence) to a tuple of indices."""
     if dim is None:
         return None
-    if isinstance(dim, (int, np.integer)):
+    if isinstance(dim, (int, np.integer)) and dim.__class__ is not bool:
         return (_wrap_dim(int(dim), ndim),)
+    if isinstance(dim, (bool, np.bool_)):  # (PyTorch takes a bool inside a tuple as an int)
+        raise TypeError("argument 'dim' must be int or tuple of ints, not bool")
     dims = tuple(_wrap_dim(int(d), ndim) for d in dim)
     check_unique_dims(dims)
     return dims

@@ -279,13 +279,23 @@ ceil = _float_only(np.ceil, "ceil")
 trunc = _float_only(np.trunc, "trunc")
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:
-    """Round half to even (to ``decimals`` places). Zero gradient."""
+def round(input: Tensor, *, decimals: int | None = None) -> Tensor:
+    """Round half to even (to ``decimals`` places: floating inputs only, as PyTorch's kernel;
+    16-bit floats computed in float32). Zero gradient."""
     x = input._data
-    if x.dtype.kind == "c":
-        raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
-    out = elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy()
-    return flat(out, "RoundBackward1" if decimals else "RoundBackward0", input)
+    kind = x.dtype.kind
+    if kind in "cb" or (decimals is not None and kind in "iu"):
+        kernel = "round_cpu" if decimals else "round_vml_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if kind not in "fV":
+        out = x.copy()
+    elif decimals is None:
+        out = elementwise(np.round, x)
+    elif x.itemsize == 2:
+        out = np.round(x.astype(np.float32), decimals).astype(x.dtype)
+    else:
+        out = elementwise(np.round, x, decimals)
+    return flat(out, "RoundBackward0" if decimals is None else "RoundBackward1", input)
 
 
 def sign(input: Tensor) -> Tensor:

@@ -20,7 +20,17 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, get_default_dtype, result_type
+from .._dtype import (
+    OWN_CONVERSION,
+    checked_scalar,
+    complex128,
+    convert,
+    float64,
+    from_numpy,
+    get_default_dtype,
+    result_type,
+    scalar_type_name,
+)
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
@@ -830,6 +840,13 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
         x = a._data
+        if x.dtype.kind == "c":  # each part on its own, as PyTorch
+            parts = x.real, x.imag
+            out = np.empty_like(x)
+            out.real, out.imag = (np.nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in parts)
+            if ctx.needs_input_grad:
+                ctx.finite = np.isfinite(x)
+            return out
         if x.dtype.kind not in "fV":
             return x.copy()
         if ctx.needs_input_grad:
@@ -963,8 +980,8 @@ class Clamp(Function):
                 rt = result_type(_probe(x, rt), bound)
         if rt.kind == "b":
             _refuse_bool_clamp(lo, hi, rt)
-        if rt.kind in "iu":  # a Python int beyond the dtype wraps, as PyTorch casts it
-            xl, xh = wrapped_int(rt, xl), wrapped_int(rt, xh)
+        # a number bound converts as PyTorch's: past the dtype, an error; -1 into uint8, 255
+        xl, xh = checked_scalar(xl, rt), checked_scalar(xh, rt)
         out = x if rt == x.dtype else x.astype(rt)
         try:
             if xl is not None:
@@ -1055,10 +1072,12 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         c = cond._data
+        if c.dtype == np.uint8:  # a byte condition is a mask, as PyTorch still takes it
+            c = c.astype(bool)
         if c.dtype.kind != "b":
             raise RuntimeError(
                 f"where expected condition to be a boolean tensor, but got a "
-                f"tensor with dtype {cond.dtype.name.capitalize()}"
+                f"tensor with dtype {scalar_type_name(c.dtype)}"
             )
         xa, xb = arr(a), arr(b)
         rt = (
@@ -1163,11 +1182,16 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
     rt = result_type(xa, xb)
-    if rt.kind in "iub":
-        if np.any(np.asarray(xb) == 0):
+    if rt.kind == "b":
+        raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool'")
+    if rt.kind in "iu":  # in the result's dtype, as PyTorch (a number wraps into it first)
+        xa, xb = (np.asarray(wrapped_int(rt, x)).astype(rt, copy=False) for x in (xa, xb))
+        if np.any(xb == 0):
             raise RuntimeError("ZeroDivisionError")
-        q = np.abs(xa) // np.abs(xb)
-        return Tensor._make((np.sign(xa) * np.sign(xb) * q).astype(rt))
+        with np.errstate(over="ignore"):
+            q = xa // xb
+            q += (xa - q * xb != 0) & ((xa < 0) != (xb < 0))  # floor to truncation
+        return Tensor._make(np.asarray(q))
     with np.errstate(divide="ignore", invalid="ignore"):
         return Tensor._make(np.trunc(binary(np.true_divide, input, other)))
 
@@ -1196,7 +1220,9 @@ def neg(input: Tensor) -> Tensor:
 
 
 def abs(input: Tensor) -> Tensor:
-    """``|input|``; the gradient at 0 is 0."""
+    """``|input|``; the gradient at 0 is 0. No bool inputs, as PyTorch's kernel."""
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return Abs.apply(input)
 
 
@@ -1355,6 +1381,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        raise TypeError(
+            "clamp() received an invalid combination of arguments - got a "
+            f"{type(min).__name__} min and a {type(max).__name__} max, but expected both "
+            "tensors or both numbers"
+        )
     return Clamp.apply(input, min, max)
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import c_type_name, scalar_type_name
+from .._dtype import c_type_name, checked_scalar, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
-from ._helpers import broadcast_error, scalar_as_vector, wrap_dim, wrapped_int
+from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .dtype_rules import require_source_dtype
 from .shape import Select
 
@@ -57,6 +57,10 @@ TENSOR_METHODS = (
 _BASIC = (int, slice, np.integer)
 
 
+#: the dtypes of index tensors, as PyTorch's: int64, int32, uint8 (a mask) and bool
+_INDEX_TYPES = frozenset((("i", 8), ("i", 4), ("u", 1), ("b", 1)))
+
+
 def _np_index(index: Any) -> Any:
     """Turn tensors and lists inside an index into arrays; check integer index dtypes.
     A 0-dim integer tensor counts as an int (so ``x[torch.tensor(1)]`` is a view)."""
@@ -64,7 +68,7 @@ def _np_index(index: Any) -> Any:
         return tuple(_np_index(i) for i in index)
     if isinstance(index, Tensor):
         a = index._data
-        if a.dtype.kind not in "iub":
+        if (a.dtype.kind, a.dtype.itemsize) not in _INDEX_TYPES:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if a.dtype == np.uint8:  # a byte tensor is a mask, as before bool tensors existed
             warnings.warn(
@@ -88,19 +92,32 @@ def _np_index(index: Any) -> Any:
     return index
 
 
-def as_index(index: Any) -> Any:
-    """A whole index as PyTorch reads it: a short list holding a sequence, tensor, slice,
-    ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``),
-    as NumPy once read it; any other index as it is. Then :func:`_np_index`."""
+def as_index(index: Any, ndim: int) -> Any:
+    """A whole index into ``ndim`` dims as PyTorch reads it: a short list holding a sequence,
+    tensor, slice, ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is
+    ``x[[0, 1], [1, 2]]``), as NumPy once read it; any other index as it is. Then
+    :func:`_np_index`, and an ``...`` that stands for no dims is dropped: it does not separate
+    the advanced indices beside it, as it would in NumPy."""
     if type(index) is list and len(index) < 32:
         for i in index:
             if i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice)):
                 index = tuple(index)
                 break
-    return _np_index(index)
+    index = _np_index(index)
+    if (
+        type(index) is tuple
+        and any(i is Ellipsis for i in index)
+        and any(isinstance(i, np.ndarray) for i in index)
+    ):
+        used = sum(
+            i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in index if i is not None
+        )
+        if used - 1 == ndim:
+            index = tuple(i for i in index if i is not Ellipsis)
+    return index
 
 
-def _is_basic(index: Any) -> bool:
+def is_basic(index: Any) -> bool:
     if isinstance(index, tuple):
         return all(
             i is None or i is Ellipsis or (isinstance(i, _BASIC) and not isinstance(i, bool)) for i in index
@@ -273,12 +290,17 @@ def _view_steps(index: Any, shape: tuple) -> list[tuple[tuple, str]]:
     return steps or [((Ellipsis,), "AliasBackward0")]
 
 
+def check_steps(index: Any) -> None:
+    """PyTorch's error for a slice of an index stepping by zero or backwards."""
+    for i in index if isinstance(index, tuple) else (index,):
+        if isinstance(i, slice) and i.step is not None and i.step <= 0:
+            raise ValueError("step must be greater than zero")
+
+
 def _read(input: Tensor, idx: Any) -> Tensor:
-    if _is_basic(idx):
+    if is_basic(idx):
         view = _as_view_index(idx)
-        for i in view:
-            if isinstance(i, slice) and i.step is not None and i.step <= 0:
-                raise ValueError("step must be greater than zero")
+        check_steps(view)
         steps = _view_steps(idx, input._data.shape)
         if len(steps) == 1:
             return named_node(Slice.apply(input, view), steps[0][1])
@@ -302,7 +324,7 @@ def getitem(input: Tensor, index: Any) -> Tensor:
         if not -n <= index < n:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
         return Select.apply(input, 0, index + n if index < 0 else index)
-    return _read(input, as_index(index))
+    return _read(input, as_index(index, input._data.ndim))
 
 
 __getitem__ = getitem
@@ -397,6 +419,9 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
         raise TypeError(
             f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}"
         )
+    for k, i in enumerate(indices):
+        if i is None:  # (a whole dim is a slice in t[...] = v, not here)
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got NoneType")
     require_source_dtype("index_put", input, values)
     idx = _np_index(tuple(indices))
     if accumulate:
@@ -742,9 +767,7 @@ class MaskedFill(Function):
     def forward(ctx, a, mask, value):
         x, m = a._data, mask._data
         ctx.mask = mask
-        v = value._data if isinstance(value, Tensor) else value
-        if x.dtype.kind in "iu":
-            v = wrapped_int(x.dtype, v)  # (-1 into uint8: 255, as PyTorch)
+        v = value._data if isinstance(value, Tensor) else checked_scalar(value, x.dtype)
         try:
             return np.where(m, np.asarray(v, dtype=x.dtype), x)
         except ValueError:
@@ -812,7 +835,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     d = wrap_dim(dim, input._data.ndim)
     s_in, s_ix = list(input._data.shape), list(indices._data.shape)
     s_in[d] = s_ix[d] = 1
-    common = np.broadcast_shapes(tuple(s_in), tuple(s_ix))
+    try:
+        common = np.broadcast_shapes(tuple(s_in), tuple(s_ix))
+    except ValueError:
+        raise broadcast_error(tuple(s_in), tuple(s_ix)) from None
     full_in = common[:d] + (input._data.shape[d],) + common[d + 1 :]
     full_ix = common[:d] + (indices._data.shape[d],) + common[d + 1 :]
     return gather(input.expand(full_in), d, indices.expand(full_ix))

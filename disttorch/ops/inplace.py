@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _random
-from .._dtype import get_default_dtype, result_type, scalar_type_name
+from .._dtype import checked_scalar, get_default_dtype, result_type, scalar_type_name
 from .._meta_array import MetaArray
 from .._random import _gen
 from .._tensor import Tensor
@@ -47,6 +47,7 @@ from .dtype_rules import (
     refuse_integer_addcdiv,
     refuse_kernel,
     require_lerp_dtypes,
+    require_source_dtype,
 )
 from .opmath import low_result, opmath_array, round_scalar_tail, scalar_of
 
@@ -793,8 +794,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         )
     if _recording(self, value):
         return _record(self, lambda a: Fill.apply(a, value), snapshot=False)
-    if self._data.dtype.kind in "iu":
-        value = wrapped_int(self._data.dtype, value)  # (-1 into uint8: 255, as PyTorch)
+    value = checked_scalar(value, self._data.dtype)  # (-1 into uint8: 255, as PyTorch)
     _write(self, _operand(value), expanded_ok=True)
     self._bump_version()
     return self
@@ -822,9 +822,25 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     return self
 
 
+#: what ``t[i] = value`` takes as ``value``, as PyTorch (no sequences, no NumPy arrays)
+_SETITEM_VALUES = (Tensor, int, float, complex, np.integer)
+
+
 def setitem(self: Tensor, index: Any, value: Any) -> None:
-    """``self[index] = value`` (``value`` broadcast; a tensor or a number)."""
-    idx = indexing.as_index(index)
+    """``self[index] = value`` (``value`` broadcast; a tensor or a number, converted as
+    PyTorch converts it: an overflowing number is an error, except into 16-bit floats)."""
+    if not isinstance(value, _SETITEM_VALUES):
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"can't assign a {name} to a {self.type()}")
+    if not isinstance(value, Tensor) and not (self._data.itemsize == 2 and self._data.dtype.kind in "fV"):
+        value = checked_scalar(value, self._data.dtype)
+    idx = indexing.as_index(index, self._data.ndim)
+    if idx.__class__ is not int:
+        indexing.check_steps(idx)
+        if isinstance(value, Tensor) and not indexing.is_basic(idx):  # PyTorch's index_put,
+            if not (isinstance(idx, np.ndarray) and idx.dtype == bool and not value._data.ndim):
+                require_source_dtype("index_put", self, value)  # or masked_fill_ for a mask
     if _recording(self, value):
         _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return

@@ -38,7 +38,7 @@ from ..kernels.torch_select import kthvalue_index
 from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_dim
+from ._helpers import _return_type, binary, broadcast_error, no_complex, scalar_as_vector, wrap_dim
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import (
@@ -978,6 +978,8 @@ def msort(input: Tensor) -> Tensor:
 # ---------------------------------------------------------------------- reductions
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     if dim is None:
         dims = tuple(builtins.range(input.dim()))  # (this module defines torch.range)
         return _AMINMAX(input.amin(dims, keepdim=keepdim), input.amax(dims, keepdim=keepdim))
@@ -1419,9 +1421,44 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
 # ---------------------------------------------------------------------- searching and counting
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
     """Index of the bucket of each element (``boundaries`` sorted, 1-D)."""
-    x = sortable(input._data if isinstance(input, Tensor) else np.asarray(input))
-    out = np.searchsorted(sortable(boundaries._data), x, side="right" if right else "left")
+    x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    _no_bool_search(boundaries._data, x)
+    out = _insertion(sortable(boundaries._data), sortable(x), "right" if right else "left")
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
+def _no_bool_search(seq: np.ndarray, x: np.ndarray) -> None:
+    if seq.dtype.kind == "b" and x.dtype.kind == "b":
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+
+
+def _insertion(seq: np.ndarray, x: np.ndarray, side: str) -> np.ndarray:
+    """``np.searchsorted`` of 1-D ``seq`` where NaNs land as in PyTorch's binary search, whose
+    every comparison with a NaN sends it right: a NaN value goes after every element, and
+    with NaNs in ``seq`` the search is PyTorch's own (NumPy orders NaN last instead)."""
+    if seq.dtype.kind == "f" and seq.size and np.isnan(seq).any():
+        return _binary_search(seq, np.asarray(x), side == "right")
+    out = np.searchsorted(seq, x, side=side)
+    if x.dtype.kind == "f":
+        nan = np.isnan(x)
+        if nan.any():
+            out = np.where(nan, seq.shape[-1], out)
+    return out
+
+
+def _binary_search(seq: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
+    """PyTorch's lower (upper, with ``right``) bound loop, run for every value of ``x`` at once."""
+    start, end = np.zeros(x.shape, np.int64), np.full(x.shape, seq.shape[-1], np.int64)
+    while True:
+        active = start < end
+        if not active.any():
+            return start
+        mid = start + ((end - start) >> 1)
+        value = seq[np.minimum(mid, seq.shape[-1] - 1)]
+        with np.errstate(invalid="ignore"):
+            go_right = ~(value > x) if right else ~(value >= x)
+        start = np.where(active & go_right, mid + 1, start)
+        end = np.where(active & ~go_right, mid, end)
 
 
 def searchsorted(
@@ -1435,16 +1472,17 @@ def searchsorted(
 ) -> Tensor:
     """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
     sd = "right" if (side == "right" or right) else "left"
-    seq = sortable(sorted_sequence._data)
-    x = sortable(input._data if isinstance(input, Tensor) else np.asarray(input))
+    x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    _no_bool_search(sorted_sequence._data, x)
+    seq, x = sortable(sorted_sequence._data), sortable(x)
     if sorter is not None:
         seq = np.take_along_axis(seq, sorter._data, -1)
     if seq.ndim == 1:
-        out = np.searchsorted(seq, x, side=sd)
+        out = _insertion(seq, x, sd)
     else:
         flat_s = seq.reshape(-1, seq.shape[-1])
         flat_x = x.reshape(-1, x.shape[-1])
-        out = np.stack([np.searchsorted(s, v, side=sd) for s, v in zip(flat_s, flat_x)]).reshape(x.shape)
+        out = np.stack([_insertion(s, v, sd) for s, v in zip(flat_s, flat_x)]).reshape(x.shape)
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
 
 
@@ -1862,7 +1900,13 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the ``True`` positions of ``mask`` filled from ``source`` in order."""
     require_source_dtype("masked_scatter", input, source)
-    m = np.broadcast_to(mask._data, input._data.shape)
+    try:  # the mask may widen the input too (out of place), as PyTorch's
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise broadcast_error(input._data.shape, mask._data.shape) from None
+    if shape != input._data.shape:
+        input = input.expand(shape)
+    m = np.broadcast_to(mask._data, shape)
     n = int(m.sum())
     return _scatter_into(input, Tensor._make(m.copy()), source.reshape(-1)[:n])
 

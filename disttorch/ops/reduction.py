@@ -220,23 +220,52 @@ class Mean(Function):
         )
 
 
+class _AllDims:
+    """The default ``dim`` of reductions PyTorch takes a ``keepdim`` of only with a ``dim``
+    (``sum(None, True)`` is accepted, ``sum(keepdim=True)`` refused)."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+ALL_DIMS = _AllDims()
+
+
+def _whole(name: str, dim: Any, keepdim: Any) -> Any:
+    """``dim`` (``None`` for :data:`ALL_DIMS`); a ``keepdim`` without a ``dim`` is PyTorch's
+    TypeError."""
+    if dim is ALL_DIMS:
+        if keepdim is not None:
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got "
+                f"(keepdim={type(keepdim).__name__}), but expected one of: (*, dtype) or "
+                "(dim, keepdim=False, *, dtype): keepdim is taken only with a dim"
+            )
+        return None
+    return dim
+
+
 def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Tensor:
     """Apply a reduction Function ``fn(input, dims, keepdim, *extra)`` with normalised dims."""
     return fn.apply(input, _dims(dim, input._data.ndim), keepdim, *extra)
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def sum(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, dtype: Any = None) -> Tensor:
     """Sum of all elements, or over ``dim`` (int or tuple); bool and integer inputs sum to
     int64 unless ``dtype`` is given."""
+    dim = _whole("sum", dim, keepdim)
+    keepdim = bool(keepdim)
     if isinstance(input, SparseBase):
         return input.sum(dim, keepdim, dtype)
     out = Sum.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
     return out if dim is None else named_node(out, "SumBackward1")
 
 
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def mean(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, dtype: Any = None) -> Tensor:
     """Mean of all elements, or over ``dim``; floating inputs only (as PyTorch), unless a
     floating ``dtype`` is given."""
+    dim = _whole("mean", dim, keepdim)
+    keepdim = bool(keepdim)
     out = Mean.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
     return out if dim is None else named_node(out, "MeanBackward1")
 
@@ -350,16 +379,16 @@ def _max_min(input: Tensor, dim: Any, keepdim: bool, other: Any, *, name: str) -
     return (max_type if largest else min_type)(values, indices)
 
 
-def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
+def max(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, other: Any = None) -> Any:
     """The largest element; over ``dim``, the named tuple ``(values, indices)``;
     with a tensor as second argument, the elementwise :func:`maximum`."""
-    return _max_min(input, dim, keepdim, other, name="max")
+    return _max_min(input, _whole("max", dim, keepdim), bool(keepdim), other, name="max")
 
 
-def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
+def min(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, other: Any = None) -> Any:
     """The smallest element; over ``dim``, the named tuple ``(values, indices)``;
     with a tensor as second argument, the elementwise :func:`minimum`."""
-    return _max_min(input, dim, keepdim, other, name="min")
+    return _max_min(input, _whole("min", dim, keepdim), bool(keepdim), other, name="min")
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
@@ -527,15 +556,16 @@ class Prod(Function):
 
 
 @autocast_op("fp32")
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def prod(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers multiply in int64.
 
     The gradient is exact where the input has zeros (the product of the other elements),
     and so is its own gradient (``create_graph=True``).
     """
+    dim = _whole("prod", dim, keepdim)
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
-    return _reduce(Prod, input, dim, keepdim, dtype)
+    return _reduce(Prod, input, dim, bool(keepdim), dtype)
 
 
 # ---------------------------------------------------------------------- var, std
@@ -544,7 +574,10 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise RuntimeError("var/std: cannot pass both 'unbiased' and 'correction'")
+        raise TypeError(
+            "var/std received an invalid combination of arguments: both 'unbiased' and "
+            "'correction' (expected one of them)"
+        )
     if correction is None:
         correction = 1 if unbiased is None else int(unbiased)
     return dim, correction

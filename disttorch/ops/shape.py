@@ -899,6 +899,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, len(shape))
+    if not isinstance(index, (int, np.integer, Tensor)):
+        raise TypeError(f"select(): argument 'index' must be int, not {type(index).__name__}")
     i = int(index)
     if not -shape[d] <= i < shape[d]:
         raise IndexError(
@@ -1178,8 +1180,9 @@ def tile(input: Tensor, *reps: Any, dims: Sequence[int] | None = None) -> Tensor
 def flip(input: Tensor, dims: Any) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy)."""
     nd = input._data.ndim
-    ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    ds = tuple(wrap_dim(int(d), nd) for d in ds)
+    if isinstance(dims, (int, np.integer)):
+        raise TypeError(f"flip(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
+    ds = tuple(wrap_dim(int(d), nd) for d in dims)
     if nd == 0:  # a scalar's dim 0 (or -1) is its one element: nothing to reverse
         ds = ()
     check_unique_dims(ds)
@@ -1259,13 +1262,14 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
 
-def _flip_method(self: Tensor, *args: Any, dims: Any = None) -> Tensor:
-    """``t.flip(dims)``, ``t.flip(0, 1)`` with the dims as arguments, or ``t.flip(dims=(0, 1))``
+def _flip_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
+    """``t.flip(dims)``, ``t.flip(dims=dims)``, or ``t.flip(0, 1)`` with the dims as arguments
     (as PyTorch's)."""
-    dims_ = _positional_or_keyword("flip", args, "dims", dims)
-    if not dims_:
+    if kwargs:
+        return flip(self, *dims, **kwargs)
+    if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    return flip(self, dims_[0] if len(dims_) == 1 else dims_)
+    return flip(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims)
 
 
 TENSOR_OPERATORS = {"split": _split_method, "flip": _flip_method}

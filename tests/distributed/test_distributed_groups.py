@@ -25,8 +25,19 @@ def api_and_subgroups(rank: int, ws: int) -> None:
         dist.init_process_group()
     assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (rank, ws, "gloo")
 
+    outside = dist.GroupMember.NON_GROUP_MEMBER
+    with pytest.raises(ValueError, match="not registered"):
+        dist.get_global_rank(outside, 0)
     odd = dist.new_group([3, 1])
     low = dist.new_group([0, 1, 2])
+    # PyTorch's answer for NON_GROUP_MEMBER: the latest group this rank is outside of
+    if rank == 1:
+        with pytest.raises(KeyError):
+            dist.get_process_group_ranks(outside)
+    else:
+        ranks = [0, 1, 2] if rank == 3 else [1, 3]
+        assert dist.get_process_group_ranks(outside) == ranks
+        assert (dist.get_global_rank(outside, 1), dist.get_group_rank(outside, ranks[0])) == (ranks[1], 0)
     if rank in (1, 3):
         assert dist.get_rank(odd) == [1, 3].index(rank) and dist.get_world_size(odd) == 2
         assert dist.get_process_group_ranks(odd) == [1, 3]

@@ -137,6 +137,22 @@ def test_set_and_resize_beyond_the_storage_grow_it_as_pytorch(torch):
         out.append(t.resize_(3, 2).stride())  # the same sizes: unchanged
         out.append(t.resize_(6).tolist())  # others: contiguous over the storage, in memory order
         out.append(L.UntypedStorage(4).resize_(12).nbytes())
+        # every view and storage object over the memory sees the reallocation
+        a = L.arange(3.0)
+        v, c, g = a[:2], a[1:], a.untyped_storage()
+        a.resize_(6)
+        a[1] = 9
+        out += [
+            v.tolist(),
+            c.tolist(),
+            g.nbytes(),
+            v.untyped_storage().nbytes(),
+            v.data_ptr() == a.data_ptr(),
+        ]
+        a = L.zeros(2)
+        c = a[1:]
+        L.empty(0).set_(a.untyped_storage(), 0, (6,), (1,))[1] = 4
+        out += [c.tolist(), a.untyped_storage().nbytes()]
         return out
 
     assert run(dt) == run(torch)

@@ -3,6 +3,8 @@ floor division and remainders, rounding, NaN tests, closeness, any/all, arg redu
 sort/argsort/topk (whose values do carry gradients) and unique; parity with PyTorch when
 it is installed."""
 
+import math
+
 import numpy as np
 import pytest
 from parity_helpers import INTS, assert_no_grad_op_matches
@@ -329,6 +331,13 @@ NAN_ORDER_OPS = {
     "unique": lambda L, x: x.unique(return_inverse=True, return_counts=True),
     "searchsorted": lambda L, x: L.searchsorted(L.tensor([0.0, 1, 2]).to(x.dtype), x),
     "bucketize": lambda L, x: L.bucketize(x, L.tensor([0.0, 1]).to(x.dtype), right=True),
+    # NaNs in the sequence: PyTorch's binary search goes right at each NaN it meets
+    "searchsorted_nan_sequence": lambda L, x: L.searchsorted(
+        L.tensor([0.0, 1, math.nan, math.nan]).to(x.dtype), x
+    ),
+    "bucketize_nan_boundaries": lambda L, x: L.bucketize(
+        x, L.tensor([-1.0, math.nan]).to(x.dtype), right=True
+    ),
     "cummax": lambda L, x: x.cummax(1),
     "cummin": lambda L, x: x.cummin(1),
     "mode": lambda L, x: x.mode(1),

@@ -3,6 +3,7 @@ operators, dtype promotion, second derivatives and PyTorch's error messages; log
 and nan_to_num; parity with PyTorch (values, dtypes, gradients) when it is installed."""
 
 import inspect
+import itertools
 import math
 import re
 import warnings
@@ -379,11 +380,56 @@ def test_numpy_scalars_and_arrays_on_the_left_give_tensors_with_gradients():
         np.float64(3) - x,
         np.float64(2) / x,
         np.int64(2) ** x,
-        np.ones(2) * x,
     ):
         assert isinstance(out, dt.Tensor) and out.grad_fn is not None
     y = np.float64(3.0) * dt.tensor([1.0, 2.0], requires_grad=True)
     assert y.dtype == dt.float32
+
+
+NUMPY_OPERANDS = {
+    "0d_f64": np.array(2.0),
+    "0d_i32": np.array(2, dtype=np.int32),
+    "0d_bool": np.array(True),
+    "1d_f64": np.array([2.0]),
+    "f64": np.float64(2.0),
+    "f32": np.float32(2.0),
+    "i64": np.int64(3),
+    "i8": np.int8(3),
+}
+NUMPY_OPERATORS = {
+    "add": lambda t, n: t + n,
+    "radd": lambda t, n: n + t,
+    "rsub": lambda t, n: n - t,
+    "div": lambda t, n: t / n,
+    "rdiv": lambda t, n: n / t,
+    "pow": lambda t, n: t**n,
+    "floordiv": lambda t, n: t // n,
+    "and": lambda t, n: t & n,
+    "lt": lambda t, n: t < n,
+    "eq": lambda t, n: t == n,
+    "iadd": lambda t, n: t.__iadd__(n),
+    "matmul": lambda t, n: t @ np.ones(3, dtype=np.asarray(n).dtype),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_numpy_operands_of_operators_as_pytorch(torch, dtype):
+    """A NumPy array operand is NumPy's (its dtype rule; a tensor back, bool as uint8), a
+    reflected one a TypeError; a NumPy scalar is a number (torch.add's dtype)."""
+
+    def run(lib, op, n):
+        try:
+            out = op(lib.ones(3, dtype=getattr(lib, dtype)), n)
+        except (TypeError, RuntimeError, NotImplementedError) as e:
+            return type(e).__name__
+        if not isinstance(out, lib.Tensor):
+            return out
+        return str(out.dtype).split(".")[1], out.tolist()
+
+    for (on, op), (nn, n) in itertools.product(NUMPY_OPERATORS.items(), NUMPY_OPERANDS.items()):
+        assert run(dt, op, n) == run(torch, op, n), (on, nn)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        leaf([1.0, 2.0]) + np.array(2.0)
 
 
 # ---------------------------------------------------------------------- parity with PyTorch
@@ -641,3 +687,46 @@ def test_rsqrt_16_bit_vector_and_scalar_loops_as_pytorch(torch, dtype_name):
         got = dt.tensor(x[:n], dtype=dt.float32).to(getattr(dt, dtype_name)).rsqrt()
         want = torch.tensor(x[:n], dtype=torch.float32).to(getattr(torch, dtype_name)).rsqrt()
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+REFUSED_OR_CONVERTED = {  # PyTorch's answers where its kernels or signatures differ from NumPy's
+    "round_int_decimals": lambda L: L.tensor([15, 25]).round(decimals=-1),
+    "round_int_decimals_0": lambda L: L.tensor([15, 25]).round(decimals=0),
+    "round_int": lambda L: L.tensor([15, 25]).round(),
+    "round_bool": lambda L: L.tensor([True]).round(),
+    "round_bfloat16_decimals": lambda L: (L.tensor([1.0, -1.0, 2.0]).bfloat16() * 1.2345).round(decimals=2),
+    "clamp_tensor_and_number": lambda L: L.ones(2).clamp(L.zeros(2), 1),
+    "clip_number_and_tensor": lambda L: L.ones(2).clip(0, L.zeros(2)),
+    "clamp_min_tensor_only": lambda L: L.ones(2).clamp(min=L.zeros(2)),
+    "where_uint8_condition": lambda L: L.where(L.tensor([1, 0], dtype=L.uint8), 1.0, 0.0),
+    "where_int8_condition": lambda L: L.where(L.tensor([1, 0], dtype=L.int8), 1.0, 0.0),
+    "int_of_two_elements": lambda L: int(L.ones(2)),
+    "float_of_no_elements": lambda L: float(L.ones(0)),
+    "complex_of_two_elements": lambda L: complex(L.ones(2)),
+    "searchsorted_bool": lambda L: L.searchsorted(L.tensor([False, True]), L.tensor([True])),
+    "div_trunc_int8": lambda L: L.div(L.tensor([-128, 7, -7], dtype=L.int8), -2, rounding_mode="trunc"),
+    "div_trunc_uint8_negative": lambda L: L.div(L.tensor([200, 7], dtype=L.uint8), -2, rounding_mode="trunc"),
+    "div_trunc_bool": lambda L: L.div(L.tensor([True]), L.tensor([True]), rounding_mode="trunc"),
+    "div_trunc_bool_number": lambda L: L.div(L.tensor([True]), -2, rounding_mode="trunc"),
+    "abs_bool": lambda L: L.tensor([True]).abs(),
+    "clamp_float16_bound_overflows": lambda L: L.ones(2, dtype=L.float16).clamp(max=1e6),
+    "clamp_int8_bound_overflows": lambda L: L.ones(2, dtype=L.int8).clamp(max=1000),
+    "clamp_uint8_minus_one": lambda L: L.ones(2, dtype=L.uint8).clamp(min=-1),
+    "nan_to_num_complex": lambda L: L.tensor([complex(math.inf, math.nan)]).nan_to_num().real,
+    "masked_scatter_widening_mask": lambda L: L.ones(3).masked_scatter(
+        L.tensor([[True], [False]]), L.arange(6.0)
+    ),
+}
+
+
+@pytest.mark.parity
+def test_refusals_and_conversions_as_pytorch(torch):
+    def answer(L, call):
+        try:
+            r = call(L)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e) if isinstance(e, NotImplementedError) else ""
+        return (str(r.dtype).split(".")[1], r.float().tolist()) if isinstance(r, L.Tensor) else r
+
+    for name, call in REFUSED_OR_CONVERTED.items():
+        assert answer(dt, call) == answer(torch, call), name

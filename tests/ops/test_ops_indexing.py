@@ -432,3 +432,87 @@ def test_index_checks_match_pytorch(torch, name):
             return type(e).__name__, str(e)
 
     assert answer(dt) == answer(torch)
+
+
+def _set(dtype, index, value):
+    def run(L):
+        x = L.zeros(2, 3, dtype=getattr(L, dtype))
+        x[index] = value
+        return x
+
+    return run
+
+
+SCALAR_CONVERSION_CASES = {  # a number into a dtype: wrapped, truncated, or PyTorch's overflow error
+    "set_uint8_minus_one": _set("uint8", 0, -1),
+    "set_uint8_minus_255": _set("uint8", 0, -255),
+    "set_uint8_256": _set("uint8", 0, 256),
+    "set_uint8_minus_half": _set("uint8", 0, -0.5),
+    "set_int8_127_5": _set("int8", 0, 127.5),
+    "set_int8_minus_128_9": _set("int8", 0, -128.9),
+    "set_int32_float": _set("int32", 0, -2.9),
+    "set_int64_nan": _set("int64", 0, float("nan")),
+    "set_int64_1e19": _set("int64", 0, 1e19),
+    "set_float32_1e39": _set("float32", 0, 1e39),
+    "set_float32_inf": _set("float32", 0, float("inf")),
+    "set_float16_1e5": _set("float16", 0, 1e5),  # (16-bit floats: inf, no error)
+    "set_float32_complex": _set("float32", 0, 1 + 2j),
+    "set_float32_real_complex": _set("float32", 0, 2 + 0j),
+    "set_complex64_1e39": _set("complex64", 0, 1e39),
+    "set_bool_nan": _set("bool", 0, float("nan")),
+    "set_negative_step": _set("float32", (slice(None), slice(None, None, -1)), 1.0),
+    "set_list": _set("float32", 0, [1.0, 2.0, 3.0]),
+    "set_ndarray": _set("int64", 0, np.arange(3)),
+    "set_numpy_float32": _set("int64", 0, np.float32(2)),
+    "set_numpy_int": _set("int64", 0, np.int64(2)),
+    "fill_uint8_256": lambda L: L.zeros(2, dtype=L.uint8).fill_(256),
+    "fill_float16_65520": lambda L: L.zeros(2, dtype=L.float16).fill_(65520),
+    "full_int8_200": lambda L: L.full((2,), 200.0, dtype=L.int8),
+    "full_bfloat16_1e39": lambda L: L.full((2,), 1e39, dtype=L.bfloat16),
+    "full_uint8_minus_one": lambda L: L.full((2,), -1, dtype=L.uint8),
+    "masked_fill_int32": lambda L: L.zeros(2, dtype=L.int32).masked_fill(L.tensor([True, False]), 2**31),
+    "index_int8": lambda L: L.arange(3.0)[L.tensor([0, -1], dtype=L.int8)],
+    "index_int16": lambda L: L.arange(3.0)[L.tensor([0], dtype=L.int16)],
+    "index_int32": lambda L: L.arange(3.0)[L.tensor([0, -1], dtype=L.int32)],
+    "tensor_uint8_300": lambda L: L.tensor(300, dtype=L.uint8),
+    "tensor_uint8_minus_one": lambda L: L.tensor([[-1, 2]], dtype=L.uint8),
+    "tensor_int32_nan": lambda L: L.tensor([float("nan")], dtype=L.int32),
+    "tensor_uint8_negative_float": lambda L: L.tensor([2.5, -1.5], dtype=L.uint8),
+    "set_advanced_other_dtype": lambda L: _set("float32", ([0, 1],), L.ones(3, dtype=L.float64))(L),
+    "set_mask_other_dtype_0d": lambda L: _set("float32", L.tensor([True, False]), L.tensor(1, dtype=L.int64))(
+        L
+    ),
+    "set_basic_other_dtype": lambda L: _set("float32", 0, L.ones(3, dtype=L.float64))(L),
+    "index_put_none": lambda L: L.zeros(3, 3).index_put_(
+        (None, L.tensor([1, 1])), L.ones(3), accumulate=True
+    ),
+}
+
+
+@pytest.mark.parity
+def test_scalar_conversions_and_index_dtypes_match_pytorch(torch):
+    def answer(L, call):
+        try:
+            return call(L).float().tolist()
+        except (IndexError, RuntimeError, ValueError) as e:
+            return type(e).__name__, str(e)
+        except TypeError:
+            return "TypeError"
+
+    for name, call in SCALAR_CONVERSION_CASES.items():
+        assert answer(dt, call) == answer(torch, call), name
+
+
+@pytest.mark.parity
+def test_ellipsis_of_no_dims_does_not_separate_advanced_indices(torch):
+    """``x[:, [0, 1], ..., mask]`` on 3 dims: the ``...`` stands for no dims, so the advanced
+    indices are adjacent and their dim stays in place (NumPy would move it first)."""
+
+    def run(L):
+        x = L.arange(60.0).reshape(3, 4, 5)
+        index = (slice(None), L.tensor([0, 3]), Ellipsis, L.tensor([False, True, False, True, False]))
+        y = L.zeros(3, 4, 5)
+        y[index] = L.tensor([1.0, 2.0])
+        return x[index].tolist(), y.tolist(), x[..., [0, 1], [1, 2]].shape
+
+    assert run(dt) == run(torch)

@@ -645,6 +645,42 @@ def test_reductions_refuse_dtypes_and_empty_inputs_as_pytorch(torch):
 
 
 @pytest.mark.parity
+def test_reduction_signatures_pytorch_refuses(torch):
+    """A keepdim without a dim, a bool or tuple dim where PyTorch takes an int, both unbiased and
+    correction: TypeErrors; an explicit ``dim=None`` with keepdim is accepted."""
+    calls = {
+        "sum_keepdim": lambda x: x.sum(keepdim=True),
+        "torch_sum_keepdim": lambda x: type(x).sum(x, keepdim=False),
+        "mean_keepdim": lambda x: x.mean(keepdim=True),
+        "prod_keepdim": lambda x: x.prod(keepdim=True),
+        "max_keepdim": lambda x: x.max(keepdim=True),
+        "min_keepdim": lambda x: x.min(keepdim=False),
+        "sum_bool_dim": lambda x: x.sum(True),
+        "amax_bool_dim": lambda x: x.amax(True),
+        "amax_bool_in_dims": lambda x: x.amax((0, True)),
+        "max_tuple": lambda x: x.max((0, 1)),
+        "argmin_tuple": lambda x: x.argmin(dim=(0,)),
+        "aminmax_tuple": lambda x: x.aminmax(dim=(0,)),
+        "var_both": lambda x: x.var(0, unbiased=False, correction=1),
+        "select_float": lambda x: x.select(0, 1.0),
+        "sum_none_keepdim": lambda x: x.sum(None, True),
+        "mean_none_keepdim": lambda x: x.mean(dim=None, keepdim=True),
+        "sum": lambda x: x.sum(),
+        "max": lambda x: x.max(),
+    }
+
+    def answer(L, call):
+        try:
+            r = call(L.arange(6.0).reshape(2, 3))
+        except (TypeError, RuntimeError) as e:
+            return type(e).__name__
+        return tuple(r.shape), r.tolist()
+
+    for name, call in calls.items():
+        assert answer(dt, call) == answer(torch, call), name
+
+
+@pytest.mark.parity
 def test_float16_reductions_accumulate_in_float32_as_pytorch(torch):
     """Sums of squares beyond float16's range stay finite where PyTorch's do: the reductions
     add in float32 and round once."""

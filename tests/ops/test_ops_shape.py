@@ -505,3 +505,27 @@ def test_flip_method_takes_dims_by_keyword():
         m.flip()
     with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
         m.flip(0, dims=1)
+
+
+@pytest.mark.parity
+def test_flip_dims_and_take_along_dim_errors_as_pytorch(torch):
+    """``flip`` takes a sequence of dims (an int only among the method's varargs), by keyword
+    too; ``take_along_dim`` of shapes that do not broadcast is PyTorch's RuntimeError."""
+    calls = {
+        "method_varargs": lambda L, x: x.flip(0, 1),
+        "method_int": lambda L, x: x.flip(-1),
+        "method_dims_kw": lambda L, x: x.flip(dims=[0]),
+        "method_int_kw": lambda L, x: x.flip(dims=0),
+        "function_int": lambda L, x: L.flip(x, 0),
+        "function_tuple": lambda L, x: L.flip(x, (1,)),
+        "take_along_dim": lambda L, x: L.take_along_dim(x, L.tensor([[0, 1], [1, 0]]), dim=1),
+    }
+
+    def answer(L, call):
+        try:
+            return call(L, L.arange(12.0).reshape(3, 4)).tolist()
+        except (TypeError, RuntimeError) as e:
+            return type(e).__name__
+
+    for name, call in calls.items():
+        assert answer(dt, call) == answer(torch, call), name
