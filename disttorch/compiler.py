@@ -90,19 +90,34 @@ class CompiledFunction(Function):
 
 def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
-    ``CompiledFunction``."""
+    ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input (or a view
+    of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
+    view of another output is a view of that output's new tensor."""
     outermost = _state.depth == 0 and _state.stance[0] != "force_eager"
     with _compiled_region():
         out = fn(*args, **kwargs)
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
         return out
     leaves, spec = tree_flatten(out)
-    recorded = [i for i, v in enumerate(leaves) if isinstance(v, Tensor) and v.grad_fn is not None]
-    if not recorded:
+    inputs = {id(_root(t)) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+    made = {
+        id(v): v
+        for v in leaves
+        if isinstance(v, Tensor) and v.grad_fn is not None and id(_root(v)) not in inputs
+    }
+    through = [v for v in made.values() if v._base is None or id(v._base) not in made]
+    if not through:
         return out
-    for i, v in zip(recorded, CompiledFunction.apply(*(leaves[i] for i in recorded))):
-        leaves[i] = v
-    return tree_unflatten(leaves, spec)
+    new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
+    for key, v in made.items():
+        if key not in new:  # a view of another output: of its new tensor, the same elements
+            new[key] = new[id(v._base)].as_strided(v.shape, v.stride(), v.storage_offset())
+    return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
+
+
+def _root(t: Tensor) -> Tensor:
+    """The tensor whose memory ``t`` shows (``t`` itself unless a view)."""
+    return t if t._base is None else t._base
 
 
 def _eager(fn: Callable) -> Callable:

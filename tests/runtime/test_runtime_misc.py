@@ -175,6 +175,25 @@ def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
     assert run(disttorch) == run(real_torch)
 
 
+@pytest.mark.parity
+def test_compiled_outputs_keep_their_aliasing_as_pytorchs(real_torch):
+    # every output was copied: a tensor returned twice came back as two, an input as a copy
+    def run(T) -> list:
+        a = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        c = a * 1
+        u, twice, view, part, fresh, same, of_input = T.compile(
+            lambda t: (lambda w: (w, w, w.view(2, 2), w[1:], (t * 3)[::2], t, t.view(2, 2)))(t * 2),
+            backend="aot_eager",
+        )(c)
+        view.add_(1)  # through u's memory
+        facts = [u is twice, view._base is u, part._base is u, fresh._base is None, same is c]
+        facts += [of_input._base is c, part.tolist(), [same.grad_fn.name(), of_input.grad_fn.name()]]
+        (u.sum() + part.sum() + fresh.sum()).backward()
+        return facts + [a.grad.tolist()]
+
+    assert run(disttorch) == run(real_torch)
+
+
 def _compiled_module_facts(lib) -> list:
     """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
     where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""
