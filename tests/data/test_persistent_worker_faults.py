@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from disttorch.utils.data import DataLoader, Dataset
+from disttorch.utils.data import DataLoader, Dataset, IterableDataset
 
 
 class Pid(Dataset):
@@ -63,3 +63,26 @@ def test_a_forked_child_starts_its_own_workers_and_leaves_its_parents():
             os._exit(0 if ok else 1)
     assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
     assert sorted(set(loader)) == pids
+
+
+class FailsSecondTime(IterableDataset):
+    def __init__(self):
+        self.passes = 0
+
+    def __iter__(self):
+        self.passes += 1  # (each worker's copy counts its own passes)
+        if self.passes == 2:
+            raise ValueError("no second pass")
+        return iter(range(4))
+
+
+@pytest.mark.timeout(60)
+def test_an_iterable_dataset_failing_to_restart_raises_its_error_naming_the_worker():
+    loader = DataLoader(FailsSecondTime(), batch_size=None, num_workers=2, persistent_workers=True, timeout=5)
+    assert sorted(loader) == [0, 0, 1, 1, 2, 2, 3, 3]
+    # the worker died with the error printed, and the pass failed as 'exited unexpectedly'
+    with pytest.raises(
+        ValueError, match=r"(?s)^Caught ValueError in DataLoader worker process \d\..*no second pass"
+    ):
+        list(loader)
+    assert loader._pool is None

@@ -119,6 +119,18 @@ class _ResumeIteration:
         self.worker_id = worker_id
 
 
+def _iterate(dataset: Any, iterable: bool, result_queue: Any, worker_id: int) -> Any:
+    """A new iterator over an iterable ``dataset`` (None for a map-style one); an error making
+    it is sent for the main process to raise, as PyTorch's workers send it (the worker died)."""
+    if not iterable:
+        return None
+    try:
+        return iter(dataset)
+    except Exception:
+        result_queue.put((None, WorkerError.current(worker_id)))
+        return None
+
+
 def worker_loop(
     dataset: Any,
     index_queue: Any,
@@ -149,7 +161,7 @@ def worker_loop(
     except Exception:
         result_queue.put((None, WorkerError.current(worker_id)))
         return
-    it = iter(dataset) if iterable else None
+    it = _iterate(dataset, iterable, result_queue, worker_id)
     while True:
         try:
             task = index_queue.get(timeout=_PARENT_CHECK_INTERVAL)
@@ -160,8 +172,8 @@ def worker_loop(
         if task is None:
             return
         if isinstance(task, _ResumeIteration):
-            it = iter(dataset) if iterable else None
             result_queue.put((None, _ResumeIteration(worker_id)))
+            it = _iterate(dataset, iterable, result_queue, worker_id)  # (its error: the new pass's)
             continue
         batch_no, indices = task
         try:
