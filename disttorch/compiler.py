@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _compile
-from ._compile import _BACKEND_TAGS, _compiled_region, _state, check_arguments
+from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
 from .autograd.function import Function
 from .nn.modules.module import Module
@@ -93,7 +93,7 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input (or a view
     of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
     view of another output is a view of that output's new tensor."""
-    outermost = _state.depth == 0 and _state.stance[0] != "force_eager"
+    outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
     with _compiled_region():
         out = fn(*args, **kwargs)
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)

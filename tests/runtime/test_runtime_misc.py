@@ -8,6 +8,7 @@ import itertools
 import os
 import subprocess
 import sys
+import threading
 import tracemalloc
 import typing
 import warnings
@@ -173,6 +174,21 @@ def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
         return names + [lin.weight.grad.tolist()]
 
     assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_a_stance_holds_on_every_thread_as_pytorchs(real_torch):
+    # it was the setting thread's own: a compiled call on another thread still compiled
+    def run(T) -> list:
+        compiled = T.compile(lambda: T.compiler.is_compiling(), backend="eager")
+        seen = []
+        with T.compiler.set_stance("force_eager"):
+            thread = threading.Thread(target=lambda: seen.append(compiled()))
+            thread.start()
+            thread.join()
+        return seen + [compiled()]
+
+    assert run(disttorch) == run(real_torch) == [False, True]
 
 
 @pytest.mark.parity
