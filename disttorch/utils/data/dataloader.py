@@ -283,8 +283,9 @@ class DataLoader(Generic[T_co]):
         collate_fn: merges a list of samples (default: ``default_collate``).
         drop_last: drop the last incomplete batch.
         generator: generator for the shuffling order and worker seeds.
-        timeout: seconds to wait for a worker's batch before raising (0: the 300 s default
-            watchdog only notices dead workers).
+        timeout: seconds to wait for a worker's batch, or a persistent worker's start of a
+            pass, before raising (0: no limit, as PyTorch's; a dead worker is still named
+            within 0.1 s, a stopped one is waited for).
         pin_memory / pin_memory_device: accepted; there is no accelerator memory to pin for
             (a warning, as PyTorch's CPU build gives).
         in_order: batches always come in sampler order here (``in_order=False`` allows, but
