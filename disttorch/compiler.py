@@ -90,8 +90,8 @@ class CompiledFunction(Function):
 
 def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
-    ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input (or a view
-    of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
+    ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input, parameter
+    or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
     view of another output is a view of that output's new tensor."""
     outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
     with _compiled_region():
@@ -103,7 +103,7 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     made = {
         id(v): v
         for v in leaves
-        if isinstance(v, Tensor) and v.grad_fn is not None and id(_root(v)) not in inputs
+        if isinstance(v, Tensor) and v.grad_fn is not None and _made_in_call(_root(v), inputs)
     }
     through = [v for v in made.values() if v._base is None or id(v._base) not in made]
     if not through:
@@ -113,6 +113,12 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
         if key not in new:  # a view of another output: of its new tensor, the same elements
             new[key] = new[id(v._base)].as_strided(v.shape, v.stride(), v.storage_offset())
     return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
+
+
+def _made_in_call(root: Tensor, inputs: set[int]) -> bool:
+    """Whether memory ``root`` holds was made by the call: not an input's, nor a leaf's (a
+    parameter or buffer, which PyTorch's compiler takes as inputs too)."""
+    return id(root) not in inputs and root.grad_fn is not None
 
 
 def _root(t: Tensor) -> Tensor:

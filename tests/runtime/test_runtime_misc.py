@@ -205,7 +205,9 @@ def test_compiled_outputs_keep_their_aliasing_as_pytorchs(real_torch):
         facts = [u is twice, view._base is u, part._base is u, fresh._base is None, same is c]
         facts += [of_input._base is c, part.tolist(), [same.grad_fn.name(), of_input.grad_fn.name()]]
         (u.sum() + part.sum() + fresh.sum()).backward()
-        return facts + [a.grad.tolist()]
+        lin = T.nn.Linear(2, 2)
+        weight_t = T.compile(lambda: lin.weight.t(), backend="aot_eager")()  # a parameter's view
+        return facts + [a.grad.tolist(), weight_t._base is lin.weight, weight_t.grad_fn.name()]
 
     assert run(disttorch) == run(real_torch)
 
