@@ -119,16 +119,15 @@ class _ResumeIteration:
         self.worker_id = worker_id
 
 
-def _iterate(dataset: Any, iterable: bool, result_queue: Any, worker_id: int) -> Any:
-    """A new iterator over an iterable ``dataset`` (None for a map-style one); an error making
-    it is sent for the main process to raise, as PyTorch's workers send it (the worker died)."""
+def _iterate(dataset: Any, iterable: bool, worker_id: int) -> Any:
+    """A new iterator over an iterable ``dataset`` (None for a map-style one), or the error
+    making it raised, to answer the pass's batches with (as PyTorch's workers answer)."""
     if not iterable:
         return None
     try:
         return iter(dataset)
     except Exception:
-        result_queue.put((None, WorkerError.current(worker_id)))
-        return None
+        return WorkerError.current(worker_id)
 
 
 def worker_loop(
@@ -161,7 +160,7 @@ def worker_loop(
     except Exception:
         result_queue.put((None, WorkerError.current(worker_id)))
         return
-    it = _iterate(dataset, iterable, result_queue, worker_id)
+    it = _iterate(dataset, iterable, worker_id)
     while True:
         try:
             task = index_queue.get(timeout=_PARENT_CHECK_INTERVAL)
@@ -173,9 +172,12 @@ def worker_loop(
             return
         if isinstance(task, _ResumeIteration):
             result_queue.put((None, _ResumeIteration(worker_id)))
-            it = _iterate(dataset, iterable, result_queue, worker_id)  # (its error: the new pass's)
+            it = _iterate(dataset, iterable, worker_id)
             continue
         batch_no, indices = task
+        if isinstance(it, WorkerError):
+            result_queue.put((batch_no, it))
+            continue
         try:
             if iterable:
                 data = fetch(it, indices)
