@@ -81,8 +81,11 @@ _STANCES = (
 
 
 class _State(threading.local):
+    """How deep in compiled calls this thread is; the stance is the process's (as PyTorch's:
+    one set on a thread holds on every thread)."""
+
     depth = 0  # compiled calls running on this thread (0 inside a disabled function)
-    stance: tuple[str, bool, Any] = ("default", False, None)
+    stance: tuple[str, bool, Any] = ("default", False, None)  # (a class attribute: shared)
 
 
 _state = _State()
@@ -91,7 +94,7 @@ _state = _State()
 @contextmanager
 def _compiled_region(depth: int | None = None) -> Iterator[None]:
     """Run a compiled call (``depth`` None) or a disabled one (``depth`` 0)."""
-    stance, skip_guard_eval_unsafe, backend = _state.stance
+    stance, skip_guard_eval_unsafe, backend = _State.stance
     if stance not in _STANCES:
         raise RuntimeError(
             f"invalid torch.compile stance 'DynamoStance(stance={stance!r}, "
@@ -111,17 +114,17 @@ class set_stance:  # noqa: N801 (PyTorch's class name)
     a context manager it is restored on exit, as a decorator it is in force during each call."""
 
     def __init__(self, stance: tuple[str, bool, Any]) -> None:
-        self.stance, self.prev = stance, _state.stance
-        _state.stance = stance
+        self.stance, self.prev = stance, _State.stance
+        _State.stance = stance
 
     def __enter__(self) -> None:
-        _state.stance = self.stance
+        _State.stance = self.stance
 
     def __exit__(self, *exc: object) -> None:
-        _state.stance = self.prev
+        _State.stance = self.prev
 
     def __call__(self, fn: Callable) -> Callable:
-        _state.stance = self.prev  # decorating sets nothing: each call of ``fn`` does
+        _State.stance = self.prev  # decorating sets nothing: each call of ``fn`` does
 
         @functools.wraps(fn)
         def staged(*args: Any, **kwargs: Any) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _compile
-from ._compile import _BACKEND_TAGS, _compiled_region, _state, check_arguments
+from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
 from .autograd.function import Function
 from .nn.modules.module import Module
@@ -90,19 +90,40 @@ class CompiledFunction(Function):
 
 def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
-    ``CompiledFunction``."""
-    outermost = _state.depth == 0 and _state.stance[0] != "force_eager"
+    ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input, parameter
+    or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
+    view of another output is a view of that output's new tensor."""
+    outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
     with _compiled_region():
         out = fn(*args, **kwargs)
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
         return out
     leaves, spec = tree_flatten(out)
-    recorded = [i for i, v in enumerate(leaves) if isinstance(v, Tensor) and v.grad_fn is not None]
-    if not recorded:
+    inputs = {id(_root(t)) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+    made = {
+        id(v): v
+        for v in leaves
+        if isinstance(v, Tensor) and v.grad_fn is not None and _made_in_call(_root(v), inputs)
+    }
+    through = [v for v in made.values() if v._base is None or id(v._base) not in made]
+    if not through:
         return out
-    for i, v in zip(recorded, CompiledFunction.apply(*(leaves[i] for i in recorded))):
-        leaves[i] = v
-    return tree_unflatten(leaves, spec)
+    new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
+    for key, v in made.items():
+        if key not in new:  # a view of another output: of its new tensor, the same elements
+            new[key] = new[id(v._base)].as_strided(v.shape, v.stride(), v.storage_offset())
+    return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
+
+
+def _made_in_call(root: Tensor, inputs: set[int]) -> bool:
+    """Whether memory ``root`` holds was made by the call: not an input's, nor a leaf's (a
+    parameter or buffer, which PyTorch's compiler takes as inputs too)."""
+    return id(root) not in inputs and root.grad_fn is not None
+
+
+def _root(t: Tensor) -> Tensor:
+    """The tensor whose memory ``t`` shows (``t`` itself unless a view)."""
+    return t if t._base is None else t._base
 
 
 def _eager(fn: Callable) -> Callable:

@@ -150,10 +150,20 @@ def test_workers_give_the_same_batches_in_order():
     assert multi == single
 
 
+def _init_fails(worker_id):
+    raise KeyError("no such key")
+
+
 @pytest.mark.timeout(60)
-def test_worker_exception_is_reraised_with_its_traceback():
-    with pytest.raises(RuntimeError, match="bad sample 5"):
+def test_worker_exception_is_reraised_as_its_class_with_its_traceback():
+    # as PyTorch's: the worker's exception class (it was RuntimeError; worker_init_fn's 'Exception')
+    with pytest.raises(
+        ValueError, match=r"(?s)^Caught ValueError in DataLoader worker process \d\.\nOriginal .*bad sample 5"
+    ):
         list(DataLoader(Boom(10), batch_size=2, num_workers=2))
+    with pytest.raises(KeyError) as raised:
+        list(DataLoader(Squares(2), num_workers=1, worker_init_fn=_init_fails))
+    assert str(raised.value).startswith("Caught KeyError in DataLoader worker process 0.\nOriginal Traceback")
 
 
 class Dies(Dataset):

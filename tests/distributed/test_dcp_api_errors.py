@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -47,3 +48,26 @@ def test_a_failed_async_save_nobody_asked_about_is_logged_at_exit(tmp_path):
         proc.stderr
     )
     assert "NotADirectoryError" in proc.stderr and "/asked'" not in proc.stderr, proc.stderr
+
+
+def test_a_failure_that_a_waiting_result_call_raised_is_not_reported_at_exit():
+    from disttorch.distributed.checkpoint import state_dict_saver as saver
+
+    future = saver._SaveFuture("ck")
+    started = threading.Event()
+
+    def fail():
+        started.wait()
+        raise OSError("disk full")
+
+    thread = threading.Thread(target=saver._settle, args=(future, fail))
+    thread.start()
+    with pytest.raises(TimeoutError):
+        future.result(timeout=0)  # asked before it failed: not seen
+    assert future.failure is None
+    started.set()
+    with pytest.raises(OSError, match="disk full"):
+        future.result()  # waiting when it failed: the exit report said nobody asked
+    thread.join()
+    assert future.failure[1] and future.failure in saver._failed
+    saver._failed.remove(future.failure)

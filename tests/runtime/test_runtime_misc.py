@@ -8,6 +8,7 @@ import itertools
 import os
 import subprocess
 import sys
+import threading
 import tracemalloc
 import typing
 import warnings
@@ -171,6 +172,42 @@ def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
             names += [outer(T.ones(1, 3)).grad_fn, mod(T.ones(1, 3)).grad_fn]
         names.append(outer(T.ones(1, 3)).grad_fn.name())
         return names + [lin.weight.grad.tolist()]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_a_stance_holds_on_every_thread_as_pytorchs(real_torch):
+    # it was the setting thread's own: a compiled call on another thread still compiled
+    def run(T) -> list:
+        compiled = T.compile(lambda: T.compiler.is_compiling(), backend="eager")
+        seen = []
+        with T.compiler.set_stance("force_eager"):
+            thread = threading.Thread(target=lambda: seen.append(compiled()))
+            thread.start()
+            thread.join()
+        return seen + [compiled()]
+
+    assert run(disttorch) == run(real_torch) == [False, True]
+
+
+@pytest.mark.parity
+def test_compiled_outputs_keep_their_aliasing_as_pytorchs(real_torch):
+    # every output was copied: a tensor returned twice came back as two, an input as a copy
+    def run(T) -> list:
+        a = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        c = a * 1
+        u, twice, view, part, fresh, same, of_input = T.compile(
+            lambda t: (lambda w: (w, w, w.view(2, 2), w[1:], (t * 3)[::2], t, t.view(2, 2)))(t * 2),
+            backend="aot_eager",
+        )(c)
+        view.add_(1)  # through u's memory
+        facts = [u is twice, view._base is u, part._base is u, fresh._base is None, same is c]
+        facts += [of_input._base is c, part.tolist(), [same.grad_fn.name(), of_input.grad_fn.name()]]
+        (u.sum() + part.sum() + fresh.sum()).backward()
+        lin = T.nn.Linear(2, 2)
+        weight_t = T.compile(lambda: lin.weight.t(), backend="aot_eager")()  # a parameter's view
+        return facts + [a.grad.tolist(), weight_t._base is lin.weight, weight_t.grad_fn.name()]
 
     assert run(disttorch) == run(real_torch)
 

@@ -265,14 +265,20 @@ class _SaveFuture(Future):
         self.failure: list | None = None  # [what failed, retrieved] once the save failed
 
     def result(self, timeout: float | None = None) -> Any:
-        self._retrieved()
-        return super().result(timeout)
+        try:
+            return super().result(timeout)
+        finally:
+            self._retrieved()
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        self._retrieved()
-        return super().exception(timeout)
+        try:
+            return super().exception(timeout)
+        finally:
+            self._retrieved()
 
     def _retrieved(self) -> None:
+        """Mark a failure as seen, once asking returned (a call waiting for the save when it
+        failed saw it too; one that timed out before did not)."""
         if self.failure is not None:
             self.failure[1] = True
 

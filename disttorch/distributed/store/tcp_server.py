@@ -140,6 +140,10 @@ class StoreServer:
         self._wake_address = f"inproc://disttorch-store-wake-{id(self)}"
         self._wake = new_socket(self._context, zmq.PAIR)
         self._wake.bind(self._wake_address)
+        # made now: close() needs no new descriptor (a process out of them could not close)
+        self._waker = new_socket(self._context, zmq.PAIR)
+        self._waker.linger = 0
+        self._waker.connect(self._wake_address)
         self._waiters: dict[bytes, list[_Waiter]] = {}
         self._worker_waiters: list[_Waiter] = []
         self._deadlines: list[tuple[float, int, _Waiter]] = []
@@ -163,19 +167,15 @@ class StoreServer:
         if self._closed:
             return
         self._closed = True
-        waker = self._context.socket(zmq.PAIR)
-        waker.linger = 0
-        waker.connect(self._wake_address)
-        waker.send(b"stop")
+        self._waker.send(b"stop")
         self._thread.join(timeout=10)
-        waker.close()
         self._close_sockets()
 
     def _close_sockets(self) -> None:
         monitor = getattr(self, "_monitor", None)
         if monitor is not None:
             self._socket.disable_monitor()
-        for sock in (self._socket, getattr(self, "_wake", None), monitor):
+        for sock in (self._socket, getattr(self, "_wake", None), getattr(self, "_waker", None), monitor):
             if sock is not None:
                 sock.close(linger=0)
         self._context.term()  # also ends this context's ZAP handler thread

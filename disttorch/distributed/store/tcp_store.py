@@ -160,6 +160,10 @@ class TCPStore(Store):
         self._interrupt_address = f"inproc://disttorch-store-client-{id(self)}"
         self._interrupted = new_socket(self._context, zmq.PAIR)
         self._interrupted.bind(self._interrupt_address)
+        # made now: close() needs no new descriptor (a process out of them could not close)
+        self._interrupter = new_socket(self._context, zmq.PAIR)
+        self._interrupter.linger = 0
+        self._interrupter.connect(self._interrupt_address)
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(self._watcher.socket, zmq.POLLIN)
@@ -272,12 +276,9 @@ class TCPStore(Store):
         if self._closing:
             return
         self._closing = True
-        interrupter = self._context.socket(zmq.PAIR)
-        interrupter.linger = 0
-        interrupter.connect(self._interrupt_address)
-        interrupter.send(b"")
+        self._interrupter.send(b"")
         with self._lock:
-            interrupter.close()
+            self._interrupter.close()
             if self._closed:  # another thread's close() got here first
                 return
             self._closed = True

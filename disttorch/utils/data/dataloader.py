@@ -197,23 +197,29 @@ class _WorkerPool:
             self.index_qs.append(iq)
             self.workers.append(w)
         self.receiver = ResultReceiver(result_q)
+        self.owner = os.getpid()  # a forked child neither uses nor stops its parent's workers
         # a loader dropped with its persistent workers stops them
-        self._finalizer = weakref.finalize(loader, _stop_workers, self.index_qs, self.workers, self.receiver)
+        self._finalizer = weakref.finalize(
+            loader, _stop_workers, self.index_qs, self.workers, self.receiver, self.owner
+        )
 
-    def alive(self) -> bool:
-        return all(w.is_alive() for w in self.workers)
-
-    def resume(self) -> None:
+    def resume(self, timeout: float) -> None:
         """Start a new pass: each worker restarts its dataset iterator and acknowledges; results
-        of the pass before (one stopped early) still on their way are dropped."""
+        of the pass before (one stopped early) still on their way are dropped. A worker that
+        died since raises PyTorch's error naming it; one that does not answer (stopped) raises
+        the loader's timeout error after ``timeout`` seconds (0: no limit)."""
+        _check_workers(self.workers)
         for iq in self.index_qs:
             iq.put(_ResumeIteration(-1))
         waiting = set(range(len(self.workers)))
+        since = time.monotonic()
         while waiting:
             try:
                 _, data = self.receiver.get(timeout=_WORKER_CHECK_S)
             except queue.Empty:
                 _check_workers(self.workers)
+                if 0 < timeout <= time.monotonic() - since:
+                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
                 continue
             if isinstance(data, _ResumeIteration):
                 waiting.discard(data.worker_id)
@@ -222,8 +228,11 @@ class _WorkerPool:
         self._finalizer()
 
 
-def _stop_workers(index_qs: list, workers: list, receiver: ResultReceiver) -> None:
-    """Ask every worker to leave, give them a moment (less if one died), then kill the rest."""
+def _stop_workers(index_qs: list, workers: list, receiver: ResultReceiver, owner: int) -> None:
+    """Ask every worker to leave, give them a moment (less if one died), then kill the rest;
+    nothing in a process forked from ``owner`` (the workers are its parent's)."""
+    if os.getpid() != owner:
+        return
     for iq in index_qs:
         iq.put(None)
     died = any(w.exitcode not in (None, 0) or stopped_by_signal(w.pid) for w in workers)
@@ -274,8 +283,9 @@ class DataLoader(Generic[T_co]):
         collate_fn: merges a list of samples (default: ``default_collate``).
         drop_last: drop the last incomplete batch.
         generator: generator for the shuffling order and worker seeds.
-        timeout: seconds to wait for a worker's batch before raising (0: the 300 s default
-            watchdog only notices dead workers).
+        timeout: seconds to wait for a worker's batch, or a persistent worker's start of a
+            pass, before raising (0: no limit, as PyTorch's; a dead worker is still named
+            within 0.1 s, a stopped one is waited for).
         pin_memory / pin_memory_device: accepted; there is no accelerator memory to pin for
             (a warning, as PyTorch's CPU build gives).
         in_order: batches always come in sampler order here (``in_order=False`` allows, but
@@ -415,13 +425,16 @@ class DataLoader(Generic[T_co]):
     def _multi_process(self, fetch: _Fetch, base_seed: int) -> Iterator[Any]:
         pool = self._pool
         self._pool = None
-        if pool is not None and not pool.alive():
-            pool.shutdown()
-            pool = None
+        if pool is not None and pool.owner != os.getpid():
+            pool = None  # forked: the parent's workers stay the parent's
         if pool is None:
             pool = _WorkerPool(self, fetch, base_seed)
         else:  # persistent workers: the same processes, RNG streams and dataset copies as before
-            pool.resume()
+            try:
+                pool.resume(self.timeout)
+            except BaseException:
+                pool.shutdown()
+                raise
         keep = False
         try:
             yield from self._drive(pool.index_qs, pool.receiver, pool.workers)

@@ -11,6 +11,7 @@ between batches (every second while idle) everywhere."""
 from __future__ import annotations
 
 import os
+import pickle
 import queue
 import random
 import signal
@@ -57,18 +58,50 @@ def get_worker_info() -> WorkerInfo | None:
     return _info[0]
 
 
+class _KeyErrorMessage(str):
+    """A ``KeyError``'s message printed as it is (``KeyError`` shows its argument's repr)."""
+
+    def __repr__(self) -> str:
+        return self
+
+
 @dataclass
 class WorkerError:
-    """An exception raised in a worker, carried to the main process with its traceback."""
+    """An exception raised in a worker, carried to the main process with its traceback and,
+    when it pickles, its class (re-raised as that class, as PyTorch's ``ExceptionWrapper``)."""
 
     worker_id: int
     exc_type: str
     message: str
+    exc_class: type | None = None
+
+    @classmethod
+    def current(cls, worker_id: int) -> WorkerError:
+        """The exception being handled in worker ``worker_id``."""
+        error = sys.exc_info()[1]
+        return cls(worker_id, type(error).__name__, traceback.format_exc(), _picklable(type(error)))
 
     def reraise(self) -> None:
-        raise RuntimeError(
+        message = (
             f"Caught {self.exc_type} in DataLoader worker process {self.worker_id}.\nOriginal {self.message}"
         )
+        if self.exc_class is KeyError:
+            message = _KeyErrorMessage(message)
+        elif getattr(self.exc_class, "message", None):  # (as PyTorch: such classes take message=)
+            raise self.exc_class(message=message)
+        try:
+            error = self.exc_class(message) if self.exc_class is not None else RuntimeError(message)
+        except Exception:  # a class that takes other arguments
+            raise RuntimeError(message) from None
+        raise error
+
+
+def _picklable(kind: type) -> type | None:
+    """``kind`` where it can be sent to the main process by reference, else None."""
+    try:
+        return kind if pickle.loads(pickle.dumps(kind)) is kind else None
+    except Exception:
+        return None
 
 
 class _IterableExhausted:
@@ -84,6 +117,17 @@ class _ResumeIteration:
 
     def __init__(self, worker_id: int) -> None:
         self.worker_id = worker_id
+
+
+def _iterate(dataset: Any, iterable: bool, worker_id: int) -> Any:
+    """A new iterator over an iterable ``dataset`` (None for a map-style one), or the error
+    making it raised, to answer the pass's batches with (as PyTorch's workers answer)."""
+    if not iterable:
+        return None
+    try:
+        return iter(dataset)
+    except Exception:
+        return WorkerError.current(worker_id)
 
 
 def worker_loop(
@@ -114,9 +158,9 @@ def worker_loop(
         if init_fn is not None:
             init_fn(worker_id)
     except Exception:
-        result_queue.put((None, WorkerError(worker_id, "Exception", traceback.format_exc())))
+        result_queue.put((None, WorkerError.current(worker_id)))
         return
-    it = iter(dataset) if iterable else None
+    it = _iterate(dataset, iterable, worker_id)
     while True:
         try:
             task = index_queue.get(timeout=_PARENT_CHECK_INTERVAL)
@@ -127,10 +171,13 @@ def worker_loop(
         if task is None:
             return
         if isinstance(task, _ResumeIteration):
-            it = iter(dataset) if iterable else None
             result_queue.put((None, _ResumeIteration(worker_id)))
+            it = _iterate(dataset, iterable, worker_id)
             continue
         batch_no, indices = task
+        if isinstance(it, WorkerError):
+            result_queue.put((batch_no, it))
+            continue
         try:
             if iterable:
                 data = fetch(it, indices)
@@ -140,5 +187,5 @@ def worker_loop(
             else:
                 data = fetch(dataset, indices)
             result_queue.put((batch_no, data))
-        except Exception as e:
-            result_queue.put((batch_no, WorkerError(worker_id, type(e).__name__, traceback.format_exc())))
+        except Exception:
+            result_queue.put((batch_no, WorkerError.current(worker_id)))
