@@ -226,6 +226,10 @@ class profile:
             self._open_step_range()
 
     def _start_window(self) -> None:
+        if ProfilerActivity.CUDA in self.activities:  # as PyTorch's CPU build, at each window
+            warnings.warn("CUDA is not available, disabling CUDA profiling", UserWarning, stacklevel=2)
+            if not self.record_cpu:
+                raise AssertionError("No activities specified for the profiler")
         if not self.record_cpu:
             return
         if self._finished is not None and not self.acc_events and _ACC_WARNING not in _warned:
