@@ -484,3 +484,15 @@ def test_cuda_activity_warns_and_is_dropped_as_on_a_cpu_build():
     ):
         with profile(activities=[ProfilerActivity.CUDA]):
             pass
+
+
+def test_cuda_activity_warns_when_warm_up_readies_the_window():
+    sched = schedule(wait=1, warmup=1, active=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched) as prof:
+            assert not seen
+            prof.step()  # entering warm-up: PyTorch's prepare_trace warns here
+            assert [str(w.message) for w in seen] == ["CUDA is not available, disabling CUDA profiling"]
+            prof.step()
+    assert len(seen) == 1
