@@ -11,6 +11,7 @@ zeros of the input's shape, accumulating where an integer index repeats (a weigh
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -129,6 +130,13 @@ def _index_error(e: Exception) -> IndexError:
         )
     if "boolean index did not match" in msg:
         return IndexError(f"The shape of the mask does not match the shape of the indexed tensor: {msg}")
+    if msg.startswith("shape mismatch: indexing arrays could not be broadcast"):
+        # NumPy's "(3,2) (5,) " as PyTorch writes them: "[3, 2], [5]"
+        shapes = [[int(n) for n in dims.split(",") if n] for dims in re.findall(r"\(([\d,]*)\)", msg)]
+        return IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(shape) for shape in shapes)
+        )
     return IndexError(msg)
 
 

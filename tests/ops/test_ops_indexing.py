@@ -86,6 +86,9 @@ def test_index_errors():
         x[0, 0, 0]
     with pytest.raises(ValueError, match="step must be greater than zero"):
         x[::-1]
+    shapes = r"^shape mismatch: indexing tensors could not be broadcast together with shapes \[2, 2\], \[3\]$"
+    with pytest.raises(IndexError, match=shapes):
+        x[dt.zeros(2, 2, dtype=dt.long), dt.arange(3)]
 
 
 def test_getitem_gradients_accumulate_repeated_indices():
