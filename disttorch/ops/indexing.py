@@ -22,7 +22,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function, named_node
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim, wrapped_int
 from .dtype_rules import require_source_dtype
-from .shape import Select
+from .shape import Select, expand_sizes
 
 __all__ = [
     "gather",
@@ -361,11 +361,27 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
                 "tensor refers to a single memory location. Please clone() the "
                 "tensor before performing the operation."
             ) from None
+        shape, result = np.shape(value), np.shape(target[index])
+        while shape and shape[0] == 1:  # PyTorch drops a value's leading 1s first
+            shape = shape[1:]
+        if _is_basic(index):  # PyTorch copies into a view: expand's error
+            expand_sizes(f"torch.{scalar_type_name(np.asarray(value).dtype)}Tensor", shape, result)
         raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(np.shape(value))} cannot "
-            f"be broadcast to indexing result of shape "
-            f"{list(np.shape(target[index]))}"
+            f"shape mismatch: value tensor of shape {list(shape)} cannot "
+            f"be broadcast to indexing result of shape {list(result)}"
         ) from None
+
+
+def _is_basic(index: Any) -> bool:
+    """Whether ``index`` selects a view (ints, slices, None, Ellipsis) rather than gathers."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(
+        p is None
+        or p is Ellipsis
+        or isinstance(p, slice)
+        or (isinstance(p, (int, np.integer)) and not isinstance(p, bool))
+        for p in parts
+    )
 
 
 class IndexPutAccumulate(Function):
