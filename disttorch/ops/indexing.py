@@ -365,7 +365,10 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
         while shape and shape[0] == 1:  # PyTorch drops a value's leading 1s first
             shape = shape[1:]
         if _is_basic(index):  # PyTorch copies into a view: expand's error
-            expand_sizes(f"torch.{scalar_type_name(np.asarray(value).dtype)}Tensor", shape, result)
+            try:
+                expand_sizes(f"torch.{scalar_type_name(np.asarray(value).dtype)}Tensor", shape, result)
+            except RuntimeError as err:
+                raise err from None
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(shape)} cannot "
             f"be broadcast to indexing result of shape {list(result)}"
