@@ -298,6 +298,7 @@ _LAZY = (
     "__config__",
     "storage",
     "_dynamo",
+    "_inductor",
     "ao",
     "quantization",
 )

@@ -145,8 +145,8 @@ def _sizes(fn: str, sizes: tuple, size: Any) -> tuple:
     if size is not None:
         if sizes:
             raise TypeError(f"{fn}() got multiple values for argument 'size'")
-        return _size((size,))
-    return _size(sizes)
+        return _size((size,), fn, keyword=True)
+    return _size(sizes, fn)
 
 
 def int_sizes(size: Any) -> tuple:
@@ -163,13 +163,52 @@ def int_sizes(size: Any) -> tuple:
     return tuple(out)
 
 
-def _size(size: tuple) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size(size: tuple, fn: str | None = None, keyword: bool = False) -> tuple:
+    """The shape from a creation call's sizes (one tuple or list, or the sizes themselves);
+    with ``fn`` named, a non-integer raises PyTorch's argument parser's words for ``fn``."""
+    packed = len(size) == 1 and isinstance(size[0], (tuple, list))
+    if packed:
         size = size[0]
-    out = int_sizes(size)
+    try:
+        out = int_sizes(size)
+    except TypeError:
+        if fn is None:
+            raise
+        raise _parser_size_error(fn, size, packed, keyword) from None
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
+
+
+def _is_index(s: Any) -> bool:
+    try:
+        s.__index__()
+    except (AttributeError, TypeError):
+        return False
+    return True
+
+
+def _parser_size_error(fn: str, size: Any, packed: bool, keyword: bool) -> TypeError:
+    """PyTorch's message for a non-integer size of ``fn``: its parser picks the overload by the
+    first entry alone, then names a later bad entry by its 1-based place while unpacking."""
+    bad = next(i for i, s in enumerate(size) if not _is_index(s))
+    kind = type(size[bad]).__name__
+    if bad > 0:
+        return TypeError(
+            f"{fn}(): argument 'size' failed to unpack the object at pos {bad + 1} with error "
+            f'"type must be tuple of ints,but got {kind}"'
+        )
+    if keyword:
+        container = type(size).__name__ if packed else kind
+        return TypeError(f"{fn}(): argument 'size' must be tuple of ints, not {container}")
+    if packed:
+        return TypeError(
+            f"{fn}(): argument 'size' (position 1) must be tuple of ints, "
+            f"but found element of type {kind} at pos 0"
+        )
+    if len(size) == 1:
+        return TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {kind}")
+    return TypeError(f"{fn}() takes 1 positional argument but {len(size)} were given")
 
 
 def check_layout(fn: str, layout: Any = None, pin_memory: bool = False) -> None:

@@ -26,6 +26,7 @@ from ._inference import INFERENCE
 from ._meta_array import MetaArray
 from ._public_name import is_disttorch_class, package_name
 from ._repr import tensor_repr
+from .utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
 
@@ -99,21 +100,24 @@ class Size(tuple):
     __rmul__ = __mul__
 
 
-class _Handle:
-    """Returned by ``register_hook``-style calls; ``remove()`` unregisters the hook."""
+class _Handle(RemovableHandle):
+    """What a tensor's or an autograd node's ``register_hook``-style call returns: a
+    ``torch.utils.hooks.RemovableHandle`` (its ``id``, ``remove()``, ``with``) for a hook
+    kept in a list, which ``remove()`` takes it out of."""
 
     def __init__(self, hooks: list, hook: Callable) -> None:
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        self.extra_dict_ref = ()
         self._hooks, self._hook = hooks, hook
 
     def remove(self) -> None:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
-    def __enter__(self) -> "_Handle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
+    def __reduce__(self) -> tuple:
+        # unpickled, a plain handle that removes nothing (as PyTorch's without its dict)
+        return (RemovableHandle.__new__, (RemovableHandle,), (None, self.id, ()))
 
 
 #: called with a Tensor subclass whose ``__torch_function__`` or ``__torch_dispatch__`` was

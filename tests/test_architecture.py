@@ -150,8 +150,14 @@ def layer(module: str) -> str:
         # higher-order ops compose the ops; functorch is torch.func's transforms over nn;
         # torch.library.opcheck's tests run an op under autograd
         return "library"
-    if second.startswith("_") or module in ("disttorch.utils", "disttorch.utils.trace"):
-        return "core"  # utils/__init__ imports nothing (``data`` is lazy); tracing is the ground floor
+    if second.startswith("_") or module in (
+        "disttorch.utils",
+        "disttorch.utils.trace",
+        "disttorch.utils.hooks",
+    ):
+        # utils/__init__ imports nothing (``data`` is lazy); tracing is the ground floor, and
+        # hooks' RemovableHandle (standard library only) is what tensors' hooks return
+        return "core"
     if second in ("autograd", "kernels", "ops"):
         return second
     if parts[1:3] == ["nn", "parallel"]:

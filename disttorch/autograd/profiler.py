@@ -148,7 +148,9 @@ def _out_bytes(out: Any) -> int:
 def _flops(name: str, args: tuple, out: Any) -> int:
     """Multiply-adds x 2 of the matrix-product ops (as PyTorch's ``with_flops`` counts
     matmul, linear and convolution); 0 for other ops."""
-    if not isinstance(out, Tensor) or len(args) < 2 or not isinstance(args[1], Tensor):
+    if not isinstance(out, Tensor) or len(args) < 2:
+        return 0
+    if not (isinstance(args[0], Tensor) and isinstance(args[1], Tensor)):  # cat's (dim, *tensors)
         return 0
     x, w = args[0]._data, args[1]._data
     if name == "Matmul":

@@ -11,6 +11,7 @@ zeros of the input's shape, accumulating where an integer index repeats (a weigh
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -21,7 +22,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function, named_node
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .dtype_rules import require_source_dtype
-from .shape import Select
+from .shape import Select, expand_sizes
 
 __all__ = [
     "gather",
@@ -146,6 +147,13 @@ def _index_error(e: Exception) -> IndexError:
         )
     if "boolean index did not match" in msg:
         return IndexError(f"The shape of the mask does not match the shape of the indexed tensor: {msg}")
+    if msg.startswith("shape mismatch: indexing arrays could not be broadcast"):
+        # NumPy's "(3,2) (5,) " as PyTorch writes them: "[3, 2], [5]"
+        shapes = [[int(n) for n in dims.split(",") if n] for dims in re.findall(r"\(([\d,]*)\)", msg)]
+        return IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(shape) for shape in shapes)
+        )
     return IndexError(msg)
 
 
@@ -375,11 +383,30 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
                 "tensor refers to a single memory location. Please clone() the "
                 "tensor before performing the operation."
             ) from None
+        shape, result = np.shape(value), np.shape(target[index])
+        while shape and shape[0] == 1:  # PyTorch drops a value's leading 1s first
+            shape = shape[1:]
+        if _is_basic(index):  # PyTorch copies into a view: expand's error
+            try:
+                expand_sizes(f"torch.{scalar_type_name(np.asarray(value).dtype)}Tensor", shape, result)
+            except RuntimeError as err:
+                raise err from None
         raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(np.shape(value))} cannot "
-            f"be broadcast to indexing result of shape "
-            f"{list(np.shape(target[index]))}"
+            f"shape mismatch: value tensor of shape {list(shape)} cannot "
+            f"be broadcast to indexing result of shape {list(result)}"
         ) from None
+
+
+def _is_basic(index: Any) -> bool:
+    """Whether ``index`` selects a view (ints, slices, None, Ellipsis) rather than gathers."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(
+        p is None
+        or p is Ellipsis
+        or isinstance(p, slice)
+        or (isinstance(p, (int, np.integer)) and not isinstance(p, bool))
+        for p in parts
+    )
 
 
 class IndexPutAccumulate(Function):

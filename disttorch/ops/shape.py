@@ -221,36 +221,42 @@ class Expand(Function):
     def forward(ctx, a, shape):
         x = a._data
         ctx.in_shape = x.shape
-        if len(shape) < x.ndim:
-            raise RuntimeError(
-                f"expand({a.type()}{{{list(x.shape)}}}, size={list(shape)}): the "
-                f"number of sizes provided ({len(shape)}) must be greater or equal "
-                f"to the number of dimensions in the tensor ({x.ndim})"
-            )
-        lead = len(shape) - x.ndim
-        full = []
-        for i, s in enumerate(shape):
-            if s == -1:
-                if i < lead:
-                    raise RuntimeError(
-                        f"The expanded size of the tensor (-1) isn't allowed in a "
-                        f"leading, non-existing dimension {i}"
-                    )
-                s = x.shape[i - lead]
-            full.append(s)
-        for i in range(x.ndim):
-            if x.shape[i] != 1 and x.shape[i] != full[i + lead]:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({full[i + lead]}) must match "
-                    f"the existing size ({x.shape[i]}) at non-singleton dimension "
-                    f"{i + lead}.  Target sizes: {list(shape)}.  Tensor sizes: "
-                    f"{list(x.shape)}"
-                )
-        return _expanded(x, full, lead)
+        full = expand_sizes(a.type(), x.shape, shape)
+        return _expanded(x, full, len(shape) - x.ndim)
 
     @staticmethod
     def backward(ctx, g):
         return sum_to(g, ctx.in_shape), None
+
+
+def expand_sizes(type_name: str, in_shape: tuple, shape: Any) -> list:
+    """The sizes a tensor of ``in_shape`` (legacy type ``type_name``) expands to for ``shape``
+    (``-1`` keeps a size), or PyTorch's error where it cannot."""
+    if len(shape) < len(in_shape):
+        raise RuntimeError(
+            f"expand({type_name}{{{list(in_shape)}}}, size={list(shape)}): the "
+            f"number of sizes provided ({len(shape)}) must be greater or equal "
+            f"to the number of dimensions in the tensor ({len(in_shape)})"
+        )
+    lead = len(shape) - len(in_shape)
+    full = []
+    for i, s in enumerate(shape):
+        if s == -1:
+            if i < lead:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )
+            s = in_shape[i - lead]
+        full.append(s)
+    for i, n in enumerate(in_shape):
+        if n != 1 and n != full[i + lead]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({full[i + lead]}) must match "
+                f"the existing size ({n}) at non-singleton dimension "
+                f"{i + lead}.  Target sizes: {list(shape)}.  Tensor sizes: "
+                f"{list(in_shape)}"
+            )
+    return full
 
 
 def _expanded(x: np.ndarray, full: list, lead: int) -> np.ndarray:

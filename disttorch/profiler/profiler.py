@@ -183,6 +183,7 @@ class profile:
         self._recorder: _Recorder | None = None
         self._step_rec: _record_function | None = None
         self._finished: list[dict] | None = None
+        self._prepared = False  # a window is readied (its warnings given)
         self._metadata: dict[str, str] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -196,7 +197,9 @@ class profile:
     def start(self) -> None:
         """Begin: act on the schedule's action for the current step."""
         self.current_action = self.schedule(self.step_num)
-        if self.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
+        if self.current_action is ProfilerAction.WARMUP:
+            self._prepare()
+        elif self.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
             self._start_window()
 
     def stop(self) -> None:
@@ -220,17 +223,30 @@ class profile:
             self._step_rec.__exit__(None, None, None)
             self._step_rec = None
         self.current_action = nxt
-        if nxt in recording and self._recorder is None:
+        if nxt is ProfilerAction.WARMUP and not self._prepared:
+            self._prepare()
+        elif nxt in recording and self._recorder is None:
             self._start_window()
         elif nxt in recording:
             self._open_step_range()
 
-    def _start_window(self) -> None:
-        if not self.record_cpu:
-            return
+    def _prepare(self) -> None:
+        """Ready a window (PyTorch's ``prepare_trace``: on entering warm-up, or recording
+        without one), with its warnings."""
+        self._prepared = True
+        if ProfilerActivity.CUDA in self.activities:  # as PyTorch's CPU build
+            warnings.warn("CUDA is not available, disabling CUDA profiling", UserWarning, stacklevel=2)
+            if not self.record_cpu:
+                raise AssertionError("No activities specified for the profiler")
         if self._finished is not None and not self.acc_events and _ACC_WARNING not in _warned:
             _warned.add(_ACC_WARNING)  # once per process, as PyTorch's
             warnings.warn(_ACC_WARNING, UserWarning, stacklevel=2)
+
+    def _start_window(self) -> None:
+        if not self._prepared:
+            self._prepare()
+        if not self.record_cpu:
+            return
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_flops)
         self._recorder.start()
         self._open_step_range()
@@ -244,6 +260,7 @@ class profile:
         if self._step_rec is not None:
             self._step_rec.__exit__(None, None, None)
             self._step_rec = None
+        self._prepared = False
         if self._recorder is None:
             return
         self._recorder.stop()

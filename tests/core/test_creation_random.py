@@ -105,6 +105,20 @@ def test_zeros_ones_full_empty_and_like():
         torch.zeros(2, -1)
 
 
+def test_a_layer_of_non_integer_sizes_fails_in_empty_with_pytorchs_words():
+    # the layer's weight is empty((out, in, *kernel)): the parser checks the first entry
+    with pytest.raises(
+        TypeError,
+        match=r"^empty\(\): argument 'size' \(position 1\) must be tuple of ints, but found element of type float at pos 0$",
+    ):
+        torch.nn.Conv2d(4, 6.0, 1)
+    with pytest.raises(
+        TypeError,
+        match=r'failed to unpack the object at pos 2 with error "type must be tuple of ints,but got float"',
+    ):
+        torch.nn.Linear(2.5, 3)
+
+
 def test_tensor_new_methods_take_dtype_from_self():
     x = torch.zeros(2, dtype=torch.float64)
     assert x.new_zeros(2, 3).shape == (2, 3) and x.new_zeros(2, 3).dtype == torch.float64

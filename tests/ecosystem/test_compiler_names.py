@@ -17,6 +17,18 @@ def test_dynamo_markers_change_nothing():
     assert issubclass(_dynamo.exc.Unsupported, RuntimeError)
 
 
+def test_inductor_config_keeps_pytorchs_settings():
+    import disttorch._inductor.config as config
+
+    assert hasattr(config, "coordinate_descent_tuning") and config.max_autotune is False
+    assert config.triton.cudagraphs is False and config.cpp.threads == -1
+    config.coordinate_descent_tuning = True  # kept; compile still runs eagerly
+    try:
+        assert dt._inductor.config.coordinate_descent_tuning is True
+    finally:
+        config.coordinate_descent_tuning = False
+
+
 def test_optimized_module_wraps_and_runs_its_module():
     lin = dt.nn.Linear(2, 1)
     wrapped = _dynamo.OptimizedModule(lin)

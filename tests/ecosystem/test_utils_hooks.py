@@ -42,6 +42,24 @@ def test_modules_and_optimisers_return_it():
     assert isinstance(opt.register_step_post_hook(lambda *a: None), RemovableHandle)
 
 
+def test_tensor_and_node_hooks_return_it():
+    w = dt.ones(2, requires_grad=True)
+    y = w * 2
+    handles = [w.register_hook(lambda g: g * 3), w.register_post_accumulate_grad_hook(lambda p: None)]
+    handles += [y.grad_fn.register_hook(lambda *a: None), y.grad_fn.register_prehook(lambda *a: None)]
+    assert all(isinstance(h, RemovableHandle) for h in handles)
+    assert [h.id for h in handles] == list(range(handles[0].id, handles[0].id + 4))
+    with handles[0]:
+        (w * 1).sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+    w.grad = None
+    (w * 1).sum().backward()  # removed on leaving the with block
+    assert w.grad.tolist() == [1.0, 1.0]
+    copy = pickle.loads(pickle.dumps(handles[1]))
+    copy.remove()  # a plain handle without its hooks: removes nothing
+    assert type(copy) is RemovableHandle and copy.id == handles[1].id
+
+
 def test_warn_if_has_hooks_skips_unserializable_hooks():
     t = dt.ones(2, requires_grad=True)
     t.register_hook(unserializable_hook(lambda g: g))

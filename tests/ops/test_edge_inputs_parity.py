@@ -217,9 +217,15 @@ ERRORS = {  # PyTorch's error type and message
     "view_float_size": lambda L: L.ones(6).view(2.0, 3),
     "linear_float_features": lambda L: L.nn.Linear(2.5, 3),
     "randn_float_tensor_size": lambda L: L.randn(L.tensor(2.0)),
+    "setitem_basic_index_wrong_width": lambda L: L.zeros(5, 27).__setitem__(0, L.ones(1, 21)),
+    "setitem_slice_too_many_dims": lambda L: L.zeros(5, 27).__setitem__((0, slice(None)), L.ones(2, 27)),
+    "setitem_advanced_index_wrong_width": lambda L: L.zeros(5, 27).__setitem__([0], L.ones(1, 21)),
+    "index_tensors_not_broadcastable": lambda L: L.ones(5, 4)[L.zeros(3, 2, dtype=L.long), L.arange(5)],
+    "empty_float_first_in_tuple": lambda L: L.empty((2.0, 3)),  # a Conv2d of float channels
+    "new_zeros_float_later": lambda L: L.ones(1).new_zeros(2, 3, 4.5),
+    "zeros_float_size_keyword": lambda L: L.zeros(size=(2.0, 3)),
 }
-ERROR_TYPE_ONLY = {"zeros_float_size", "ones_float_in_tuple", "view_float_size", "linear_float_features"}
-ERROR_TYPE_ONLY |= {"randn_float_tensor_size"}
+ERROR_TYPE_ONLY = {"view_float_size", "linear_float_features", "randn_float_tensor_size"}
 
 
 @pytest.mark.parity

@@ -86,6 +86,9 @@ def test_index_errors():
         x[0, 0, 0]
     with pytest.raises(ValueError, match="step must be greater than zero"):
         x[::-1]
+    shapes = r"^shape mismatch: indexing tensors could not be broadcast together with shapes \[2, 2\], \[3\]$"
+    with pytest.raises(IndexError, match=shapes):
+        x[dt.zeros(2, 2, dtype=dt.long), dt.arange(3)]
 
 
 def test_getitem_gradients_accumulate_repeated_indices():
@@ -138,12 +141,19 @@ def test_setitem_values_and_broadcasting():
 
 def test_setitem_errors():
     x = dt.zeros(3, 4)
-    with pytest.raises(
+    with pytest.raises(  # a basic index copies into a view: expand's words
         RuntimeError,
-        match=r"shape mismatch: value tensor of shape \[3\] cannot be "
-        r"broadcast to indexing result of shape \[4\]",
-    ):
+        match=r"^The expanded size of the tensor \(4\) must match the existing size \(3\) at "
+        r"non-singleton dimension 0.  Target sizes: \[4\].  Tensor sizes: \[3\]$",
+    ) as info:
         x[0] = dt.ones(3)
+    assert info.value.__suppress_context__  # no NumPy error shown above it
+    with pytest.raises(  # an advanced one puts: the value's leading 1s are dropped first
+        RuntimeError,
+        match=r"^shape mismatch: value tensor of shape \[3\] cannot be "
+        r"broadcast to indexing result of shape \[1, 4\]$",
+    ):
+        x[[0]] = dt.ones(1, 3)
     leaf = dt.zeros(3, requires_grad=True)
     with pytest.raises(
         RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."

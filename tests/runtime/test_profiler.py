@@ -252,6 +252,7 @@ def test_with_flops_counts_matrix_products():
         conv(im)
         _ = x @ x.t()
         _ = x + 1
+        _ = dt.cat([x, x], 1)  # an op whose first argument is not a tensor
     flops = {e.key: e.flops for e in prof.key_averages()}
     assert flops["aten::linear"] == 2 * 16 * 4 * 8
     assert flops["aten::conv2d"] == 2 * (2 * 5 * 4 * 4) * (3 * 3 * 3)
@@ -470,3 +471,28 @@ def test_inplace_methods_are_one_row_each():
 def test_inplace_rows_match_pytorch(torch):
     ours, theirs = _inplace_rows(dt), _inplace_rows(torch)
     assert {name: theirs.get(name) for name in ours} == ours
+
+
+def test_cuda_activity_warns_and_is_dropped_as_on_a_cpu_build():
+    with pytest.warns(UserWarning, match="^CUDA is not available, disabling CUDA profiling$"):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            _ = dt.ones(2) + 1
+    assert "aten::add" in {e.key for e in prof.key_averages()}
+    with (
+        pytest.warns(UserWarning, match="disabling CUDA"),
+        pytest.raises(AssertionError, match="No activities"),
+    ):
+        with profile(activities=[ProfilerActivity.CUDA]):
+            pass
+
+
+def test_cuda_activity_warns_when_warm_up_readies_the_window():
+    sched = schedule(wait=1, warmup=1, active=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched) as prof:
+            assert not seen
+            prof.step()  # entering warm-up: PyTorch's prepare_trace warns here
+            assert [str(w.message) for w in seen] == ["CUDA is not available, disabling CUDA profiling"]
+            prof.step()
+    assert len(seen) == 1

@@ -93,7 +93,7 @@ class _ConvNd(Module):
         # F.pad order (last dim first, (left, right) each) for non-zero padding modes
         self._reversed_padding_repeated_twice = self._explicit_padding()
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
-        self.weight = Parameter(_creation.empty(*shape, *self.kernel_size, device=device, dtype=dtype))
+        self.weight = Parameter(_creation.empty((*shape, *self.kernel_size), device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, device=device, dtype=dtype))
         else:

@@ -18,7 +18,7 @@ __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 def _empty_param(*shape: int, device: Any = None, dtype: Any = None) -> Parameter:
-    return Parameter(_creation.empty(*shape, device=device, dtype=dtype))
+    return Parameter(_creation.empty(shape, device=device, dtype=dtype))
 
 
 class Identity(Module):
