@@ -116,9 +116,12 @@ C_FORK = r"""
 import ctypes, json, subprocess, sys
 keeper = subprocess.Popen(["sleep", "5"])  # a recorded child: the reaping thread waits in waitid
 libc = ctypes.CDLL(None, use_errno=True)
+# fork through PyDLL, which keeps the GIL: CDLL lets go of it for the call, and a child forked
+# while another thread holds it would hang at its first Python step (the thread is not copied)
+holding_gil = ctypes.PyDLL(None)
 codes = []
 for _ in range(20):
-    pid = libc.fork()  # no Python hook sees it: the record does not know it
+    pid = holding_gil.fork()  # no Python hook sees it: the record does not know it
     if pid == 0:
         libc.usleep(10000)
         libc._exit(7)
