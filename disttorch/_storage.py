@@ -22,12 +22,18 @@ from ._tensor import Tensor, device
 __all__ = ["TypedStorage", "UntypedStorage", "is_storage"]
 
 
+def owning_array(arr: np.ndarray) -> np.ndarray:
+    """The array whose memory ``arr`` views (``arr`` itself when it owns its memory, or when
+    that belongs to another object than an array)."""
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
 def root_bytes(arr: np.ndarray) -> np.ndarray:
     """The bytes of the memory ``arr`` lies in (1-D uint8, shared with ``arr``): the buffer of
     the array that owns it, or ``arr``'s own span when that owner is not one dense block."""
-    root = arr
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root = owning_array(arr)
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
         root = arr if arr.flags.c_contiguous or arr.flags.f_contiguous else _span(arr)
     return root.reshape(-1, order="A").view(np.uint8)
@@ -258,24 +264,18 @@ class TypedStorage:
         return f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
 
 
-def _root(arr: np.ndarray) -> np.ndarray:
-    while isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    return arr
-
-
 def _move_all(old: np.ndarray, new: np.ndarray) -> None:
     """Move the live tensors and storage objects over the bytes ``old`` to ``new`` (a
     reallocation). NumPy keeps no list of an array's views, so this looks through the
     collector's objects: a cost of reallocating a storage that has contents, which is rare."""
-    root = _root(old)
+    root = owning_array(old)
     tensors, storages = _subclasses(Tensor), _subclasses(UntypedStorage)
     for obj in gc.get_objects():
         kind = type(obj)
         if kind in tensors:
-            if _root(obj._data) is root:
+            if owning_array(obj._data) is root:
                 _rebase(obj, old, new)
-        elif kind in storages and obj._bytes is not new and _root(obj._bytes) is root:
+        elif kind in storages and obj._bytes is not new and owning_array(obj._bytes) is root:
             if obj._bytes.size == old.size and obj.data_ptr() == old.__array_interface__["data"][0]:
                 obj._bytes = new
 

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._storage import owning_array
 from .._tensor import Tensor
 from ..autograd.function import Function
 
@@ -25,9 +26,7 @@ TENSOR_METHODS = ("as_strided",)
 
 def _storage(x: np.ndarray) -> np.ndarray:
     """The 1-D buffer (in ``x``'s dtype) that ``x``'s memory was cut from."""
-    root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root = owning_array(x)
     if not root.flags.c_contiguous:  # not a plain buffer: the tensor is its own storage
         return np.ascontiguousarray(x).reshape(-1)
     raw = root.reshape(-1).view(np.uint8)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._dtype import dtype as _dtype_cls
 from .._dtype import scalar_type_name
+from .._storage import owning_array
 from .._tensor import Tensor
 
 __all__ = ["view_dtype"]
@@ -20,9 +21,7 @@ __all__ = ["view_dtype"]
 
 def _offset_in_elements(x: np.ndarray) -> int:
     """How many elements of ``x``'s dtype lie between the start of its buffer and ``x``."""
-    root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root = owning_array(x)
     return (x.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // x.itemsize
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _dtype, _qscheme
 from .._public_name import PYTORCH_HOMES, is_disttorch_class
+from .._storage import owning_array
 from .._tensor import Size, Tensor, device
 from . import names
 
@@ -155,9 +156,7 @@ class _Pickler(pickle._Pickler):
     def _storage_of(self, arr: np.ndarray) -> tuple:
         """The storage ``arr`` views (its root buffer when it is a plain strided view of one),
         its offset in elements and its strides in elements."""
-        root = arr
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        root = owning_array(arr)
         item = arr.dtype.itemsize
         shareable = (
             root.dtype == arr.dtype
