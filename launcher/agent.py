@@ -1,8 +1,9 @@
 """The node agent: runs the worker group attempt after attempt, watches it, reports failures.
 
 One attempt: meet the other nodes (rendezvous), start this node's workers, wait until they
-all exit 0, one fails, another node announces a failure, or the launcher gets SIGINT,
-SIGTERM or SIGHUP; after a failure, give the other ranks ``--stop-delay`` seconds to end on
+all exit 0, one fails, another node announces a failure, every rank still running here stays
+stopped by a signal for ``--stopped-timeout`` seconds, or the launcher gets SIGINT, SIGTERM or
+SIGHUP; after a failure, give the other ranks ``--stop-delay`` seconds to end on
 their own (what they report joins the summary); then stop the group (SIGTERM, ``--stop-grace``,
 SIGKILL) and gather every rank's exit. A failure prints the
 summary box (root cause = the rank that failed first) and, while ``--max-restarts`` allows,
@@ -164,7 +165,7 @@ class Agent:
         return 1
 
     def _watch(self, group: WorkerGroup, rdzv: Rendezvous, attempt: int) -> Tuple[str, Optional[str]]:
-        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"lost"|"signal", note)``."""
+        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"lost"|"signal"|"stalled", note)``."""
         c = self.config
         remaining = c.nproc
         next_poll = time.monotonic() + c.monitor_interval
@@ -192,6 +193,9 @@ class Agent:
                     f"Ctrl-Z) for {seconds:.0f} s: it runs nothing until it gets SIGCONT (kill -CONT {pid}), "
                     "and ranks waiting for it (init_process_group, a collective) wait until their timeout"
                 )
+            note = self._stalled_note(group)
+            if note is not None:
+                return "stalled", note
             if done and time.time() - done[0].time >= EARLY_EXIT_NOTE_S:
                 self._note_early_exits(group, done)
                 done = []
@@ -202,6 +206,23 @@ class Agent:
                     return "lost", f"node {c.node_rank} lost contact with the agents' store"
                 if failed:
                     return "remote", None
+
+    def _stalled_note(self, group: WorkerGroup) -> Optional[str]:
+        """The note that ends the attempt when every rank still running on this node has stayed
+        stopped by a signal for ``--stopped-timeout`` seconds: no rank here runs to time out
+        or to continue them (``None`` while that is not so)."""
+        timeout = self.config.stopped_timeout
+        stalled, seconds = group.stalled()
+        if not stalled or not timeout or seconds < timeout:
+            return None
+        named = ", ".join(f"rank {spec.rank} (pid {pid})" for spec, pid in stalled)
+        ended = sorted(e.rank for e in group.ended.values())
+        others = f"rank(s) {format_ranges(ended)} had ended" if ended else "no other rank of this node ran"
+        return (
+            f"{named} stayed stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z) for {seconds:.1f} s while "
+            f"{others}: nothing could continue them, so the launcher ended them (--stopped-timeout "
+            f"{timeout:g}; raise it, or 0 to wait for ever)"
+        )
 
     def _note_early_exits(self, group: WorkerGroup, done: List[RankExit]) -> None:
         """Say which ranks exited 0 while others still run: a rank that never joined the group,

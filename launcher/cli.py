@@ -19,6 +19,7 @@ from disttorch._faults import FAULT_ENV, parse_faults
 from .devices import plan_cores
 
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
+STOPPED_TIMEOUT_ENV = "DISTTORCH_STOPPED_TIMEOUT"
 #: Shortest job secret accepted, in bytes (128 bits; disttorch.distributed.auth refuses shorter ones too).
 MIN_SECRET_BYTES = 16
 STREAMS = {
@@ -49,6 +50,7 @@ class LaunchConfig:
     stop_delay: float = 2.0
     dump_stacks: bool = False
     stop_grace: float = 5.0
+    stopped_timeout: float = 30.0
     join_timeout: float = 300.0
     log_dir: Optional[str] = None
     redirects: Dict[int, FrozenSet[str]] = field(default_factory=dict)  # local rank -> streams
@@ -270,6 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="5",
         metavar="S",
         help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)",
+    )
+    watch.add_argument(
+        *_flag("--stopped-timeout"),
+        dest="stopped_timeout",
+        default=os.environ.get(STOPPED_TIMEOUT_ENV) or "30",
+        metavar="S",
+        help="when every rank still running on this node has stayed stopped by a signal (SIGSTOP, "
+        "SIGTSTP) for S seconds, nothing can continue them: end the job as failed, naming them "
+        f"(default 30, or ${STOPPED_TIMEOUT_ENV}; 0: wait for ever). A debugger's stop never counts",
     )
     watch.add_argument(
         *_flag("--inject-fault"),
@@ -537,6 +548,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0),
         dump_stacks=a.dump_stacks,
         stop_grace=_number(parser, "--stop-grace", a.stop_grace, float, 0),
+        stopped_timeout=_number(parser, "--stopped-timeout", a.stopped_timeout, float, 0),
         join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,
         redirects=_streams(parser, "--redirects", a.redirects, nproc),

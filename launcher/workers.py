@@ -25,6 +25,9 @@ from .failure import RankExit
 
 #: Longest time :meth:`WorkerGroup.stop` waits, after SIGKILL, for the workers and their output.
 _DRAIN_S = 5.0
+#: A look at the workers' states this long after the last one means the launcher itself was
+#: stopped (a whole job suspended): how long the workers stayed stopped is counted afresh.
+_LOOK_GAP_S = 5.0
 
 
 @dataclass
@@ -67,6 +70,7 @@ class WorkerGroup:
         self._stopping_since: Optional[float] = None
         self._frozen_since: Dict[int, float] = {}  # local rank -> when first seen stopped by a signal
         self._frozen_told: Set[int] = set()
+        self._last_look = 0.0  # time.monotonic() of the last newly_frozen
         self._host = socket.gethostname()
 
     def start(self) -> None:
@@ -125,6 +129,9 @@ class WorkerGroup:
         seconds or more that no earlier call returned since they last ran: (spec, pid, seconds)."""
         found = []
         now = time.monotonic()
+        if now - self._last_look > _LOOK_GAP_S:
+            self._frozen_since.clear()  # not seen stopped meanwhile: the launcher may have been too
+        self._last_look = now
         for spec, proc in zip(self.specs, self._procs):
             rank = spec.local_rank
             if proc.returncode is not None or not guardian.stopped(proc.pid):
@@ -136,6 +143,16 @@ class WorkerGroup:
                 self._frozen_told.add(rank)
                 found.append((spec, proc.pid, now - since))
         return found
+
+    def stalled(self) -> Tuple[List[Tuple[WorkerSpec, int]], float]:
+        """When every worker still running is stopped by a signal (as :meth:`newly_frozen` last
+        saw them): those workers as (spec, pid), and how many seconds all of them have been
+        stopped together; else ``([], 0.0)``."""
+        running = [(s, p) for s, p in zip(self.specs, self._procs) if s.local_rank not in self.ended]
+        if not running or any(s.local_rank not in self._frozen_since for s, _ in running):
+            return [], 0.0
+        since = max(self._frozen_since[s.local_rank] for s, _ in running)
+        return [(s, p.pid) for s, p in running], time.monotonic() - since
 
     def dump_stacks(self, wait: float = 0.5) -> None:
         """Ask every running worker to print its Python stacks (SIGUSR1, which launcher.bootstrap
