@@ -73,15 +73,43 @@ def _followed(path: str) -> str:
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
 
-def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> None:
-    """Call ``write(file)`` on a temporary file, then rename it to ``path`` (or to the file
-    that the link ``path`` names; with ``follow_links=False``, over the link itself: for the
-    files a program keeps in a folder of its own, which must not lead out of it)."""
+class Staged:
+    """Bytes written whole to a temporary file, waiting to be renamed over ``path``
+    (:meth:`commit`) or dropped (:meth:`discard`): a save made of several files, written by
+    several processes, renames none until every one is written."""
+
+    def __init__(self, tmp: str, path: str) -> None:
+        self.tmp, self.path = tmp, path
+
+    def commit(self) -> None:
+        """Rename the temporary over ``path`` (an error names ``path``; the temporary is removed)."""
+        try:
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            self.discard()
+            raise type(exc)(
+                exc.errno, f"could not write {self.path}: {exc.strerror or exc}", self.path
+            ) from exc
+        _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+
+    def discard(self) -> None:
+        """Remove the temporary: ``path`` keeps what it held."""
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
+def stage_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> Staged | None:
+    """Call ``write(file)`` on a temporary file next to ``path`` (or to the file that the link
+    ``path`` names; with ``follow_links=False``, next to the link itself, which the rename then
+    replaces: for the files a program keeps in a folder of its own, which must not lead out of
+    it), flushed to disk; return it :class:`Staged`. A ``path`` that is not a regular file
+    (``/dev/null``, a FIFO) is written into directly: then ``None``."""
     try:
         path = _followed(path) if follow_links else path
     except OSError as exc:
         raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
-    folder = os.path.dirname(os.path.abspath(path))
     tmp = _temporary_path(path)
     try:
         st = os.stat(path) if follow_links else os.lstat(path)
@@ -95,7 +123,7 @@ def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: boo
                 write(out)
         except OSError as exc:
             raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
-        return
+        return None
     mode = None if st is None else stat.S_IMODE(st.st_mode)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -106,16 +134,19 @@ def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: boo
                 write(out)
                 out.flush()
                 os.fsync(out.fileno())
-            os.replace(tmp, path)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            Staged(tmp, path).discard()
             raise
     except OSError as exc:
         raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
-    _fsync_dir(folder)
+    return Staged(tmp, path)
+
+
+def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> None:
+    """Call ``write(file)`` on a temporary file, then rename it to ``path`` (see :func:`stage_write`)."""
+    staged = stage_write(path, write, follow_links)
+    if staged is not None:
+        staged.commit()
 
 
 def _fsync_dir(folder: str) -> None:

@@ -1,4 +1,5 @@
 """A distributed checkpoint is written file by file, each whole or not at all; a save that
+fails to write on a rank leaves an earlier checkpoint in its directory whole; a save that
 stops half-way over an earlier checkpoint leaves files of two saves, which loading refuses
 (before touching the state dict) instead of mixing them."""
 
@@ -69,6 +70,7 @@ def _save_with_a_full_disk_on_rank_1(rank: int, world: int, directory: str) -> s
     import disttorch.distributed as dist
 
     dist.init_process_group()
+    dcp.save(_state(7.0), checkpoint_id=directory)  # the earlier checkpoint
     if rank == 1:  # this rank's disk is full
 
         def enospc(fd):
@@ -79,16 +81,20 @@ def _save_with_a_full_disk_on_rank_1(rank: int, world: int, directory: str) -> s
         dcp.save(_state(float(rank)), checkpoint_id=directory)
     except dcp.CheckpointException as e:
         assert list(e.failures) == [1] and e.failures[1][0].errno == errno.ENOSPC
+        earlier = _state(0.0)
+        dcp.load(earlier, checkpoint_id=directory)  # untouched: rank 0's new piece was not renamed in
+        assert earlier["step"] == 7 and np.all(earlier["w"].numpy() == 7), earlier
         return str(e)
     return "saved"
 
 
 @pytest.mark.timeout(60)
-def test_a_rank_that_cannot_write_fails_the_save_on_every_rank_and_no_metadata_is_written(tmp_path):
+def test_a_rank_that_cannot_write_fails_the_save_on_every_rank_and_the_earlier_checkpoint_stays(tmp_path):
     from dist_helpers import run_ranks
 
     texts = run_ranks(_save_with_a_full_disk_on_rank_1, 2, args=(str(tmp_path),), timeout=50)
     for text in texts:
         assert text.startswith("CheckpointException ranks:dict_keys([1])") and "(RANK 1)" in text, text
         assert "No space left on device" in text and "__1_0.distcp" in text, text
-    assert sorted(os.listdir(tmp_path)) == ["__0_0.distcp"]  # no metadata: nothing looks finished
+    # the earlier checkpoint's files only: no new piece, no temporary
+    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp", "__1_0.distcp"]

@@ -4,10 +4,12 @@ holds) and ``.metadata`` (JSON, written by rank 0: every key's dtype, global sha
 plain values). Nothing in it is pickled, so loading a checkpoint runs no code.
 
 Every file is written whole or not at all (temporary file, ``fsync``, rename; the next save of
-a file removes the temporary files of its writes that were killed). Each piece
+a file removes the temporary files of its writes that were killed); the piece files are
+renamed into place only once every rank has written its own, so a save that fails to write
+(a full disk, no permission) over an earlier checkpoint leaves that checkpoint whole. Each piece
 file carries the id of its save, and the metadata the ids of the files it describes: a save
-interrupted over an earlier checkpoint leaves files of two saves, which loading refuses
-rather than mixing them. A damaged piece file (its ``.npz`` members fail their CRC-32, a
+interrupted later (a rank killed between the renames) leaves files of two saves, which loading
+refuses rather than mixing them. A damaged piece file (its ``.npz`` members fail their CRC-32, a
 header is broken) raises ``ValueError`` naming it, never a tensor with other values.
 """
 
@@ -19,7 +21,7 @@ from typing import Any, BinaryIO, Callable
 
 import numpy as np
 
-from ..._atomic_file import atomic_write, remove_stale_temporaries
+from ..._atomic_file import Staged, remove_stale_temporaries, stage_write
 from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
 from ...serialization.zip_reader import ZIP_DAMAGE
@@ -112,13 +114,15 @@ def numpy_dtype(name: str) -> np.dtype:
         raise ValueError(f"the checkpoint names an unknown dtype {name!r}") from None
 
 
-def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> None:
-    """This rank's pieces, as raw bytes (the dtype is in the metadata), and ``save_id``."""
+def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> Staged | None:
+    """This rank's pieces, as raw bytes (the dtype is in the metadata), and ``save_id``, written
+    to a temporary file that the caller renames into place (``Staged.commit``) once every rank
+    has written its own (so a save that fails on one rank leaves an earlier checkpoint whole)."""
     arrays = {
         f"p{i}": np.ascontiguousarray(a).view(np.uint8).reshape(-1) for i, a in enumerate(pieces.values())
     }
     arrays[_SAVE_ID] = np.frombuffer(save_id.encode(), np.uint8)
-    _write(directory, piece_file(rank), lambda f: np.savez(f, **arrays))
+    return _stage(directory, piece_file(rank), lambda f: np.savez(f, **arrays))
 
 
 def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
@@ -160,14 +164,17 @@ class PieceFile:
 
 def write_metadata(directory: str, metadata: dict) -> None:
     data = json.dumps(metadata).encode()
-    _write(directory, METADATA, lambda f: f.write(data))
+    staged = _stage(directory, METADATA, lambda f: f.write(data))
+    if staged is not None:
+        staged.commit()
 
 
-def _write(directory: str, name: str, write: Callable[[BinaryIO], None]) -> None:
-    """Write file ``name`` whole or not at all, first removing what writes to it that were
-    killed before their rename (a rank SIGKILLed mid-save) left: only this rank writes it."""
+def _stage(directory: str, name: str, write: Callable[[BinaryIO], None]) -> Staged | None:
+    """Write file ``name`` whole to a temporary (see ``stage_write``), first removing what
+    writes to it that were killed before their rename (a rank SIGKILLed mid-save) left: only
+    this rank writes it."""
     remove_stale_temporaries(directory, lambda target: target == name)
-    atomic_write(os.path.join(directory, name), write)
+    return stage_write(os.path.join(directory, name), write)
 
 
 def read_metadata(directory: str) -> dict:

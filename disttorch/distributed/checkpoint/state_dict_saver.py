@@ -3,7 +3,8 @@ piece: the rank, the global index of its first element, its shape). Of a DTensor
 replicas along its ``Replicate`` mesh dimensions only the first writes.
 
 A rank that fails to write (a full disk, say) tells the others: every rank then raises
-``CheckpointException`` naming the failed ranks and their errors, and no metadata is
+``CheckpointException`` naming the failed ranks and their errors, no piece file is renamed into
+place (an earlier checkpoint in the directory stays whole and loadable) and no metadata is
 written (so the directory never looks like a finished checkpoint).
 
 ``async_save`` returns a ``concurrent.futures.Future`` of the metadata, as PyTorch's does. Given
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._atomic_file import Staged
 from ..._tensor import Tensor
 from .. import groups, object_collectives
 from .._shard.sharded_tensor import ShardedTensor
@@ -145,18 +147,32 @@ class _Save:
         self.pieces = {k: np.array(v, copy=True) for k, v in self.pieces.items()}
         self.plain = copy.deepcopy(self.plain)
 
+    def _everyone(self, value: Any) -> list:
+        """``value`` of every rank of the group, by rank (all-gathered)."""
+        if self.world == 1:
+            return [value]
+        every = [None] * self.world
+        object_collectives.all_gather_object(every, value, group=self.group)
+        return every
+
     def commit(self) -> dict:
         """Write this rank's files, gather every rank's entries, and (rank 0) the metadata."""
         rank, world, group = self.rank, self.world, self.group
         save_id = secrets.token_hex(8)
-        failure = self.failure or attempt(lambda: _write_pieces(self.directory, rank, self.pieces, save_id))
-        every = [(self.entries, list(self.pieces), save_id, failure)]
-        if world > 1:
-            every = [None] * world
-            object_collectives.all_gather_object(
-                every, (self.entries, list(self.pieces), save_id, failure), group=group
-            )
-        _raise_failures({r: failed for r, (*_, failed) in enumerate(every) if failed is not None})
+        staged: list = []  # this rank's piece file, written to a temporary (None: written directly)
+        failure = self.failure or attempt(
+            lambda: staged.append(_write_pieces(self.directory, rank, self.pieces, save_id))
+        )
+        every = self._everyone((self.entries, list(self.pieces), save_id, failure))
+        written = [s for s in staged if s is not None]
+        failures = {r: failed for r, (*_, failed) in enumerate(every) if failed is not None}
+        if failures:  # an earlier checkpoint in the directory stays whole
+            for piece in written:
+                piece.discard()
+        _raise_failures(failures)
+        renamed = attempt(lambda: [piece.commit() for piece in written]) if written else None
+        # every piece file is in place before the metadata names it
+        _raise_failures({r: failed for r, failed in enumerate(self._everyone(renamed)) if failed is not None})
         metadata: dict[str, Any] = {
             "tensors": {},
             "plain": self.plain,
@@ -199,9 +215,9 @@ def save_state_dict(
     return save(state_dict, storage_writer=storage_writer, process_group=process_group, no_dist=no_dist)
 
 
-def _write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> None:
+def _write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> Staged | None:
     os.makedirs(directory, exist_ok=True)
-    write_pieces(directory, rank, pieces, save_id)
+    return write_pieces(directory, rank, pieces, save_id)
 
 
 def _raise_failures(failures: dict[int, WRAPPED_EXCEPTION]) -> None:
