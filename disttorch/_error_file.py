@@ -12,6 +12,9 @@ An uncaught exception adds ``"where"`` (the line of the user's code that raised:
 ``"train.py, line 12, in step: ..."``) and ``"user_traceback"`` (the traceback without
 disttorch's own frames), which the launcher's summary leads with.
 
+A rank that goes on to exit may also record a ``"lost_save"``: an ``async_save`` that failed
+while nobody asked its future (the exit status stays PyTorch's), which the launcher names.
+
 The launcher reads it back to name the root cause of a failed job. Standard library only.
 """
 
@@ -24,6 +27,8 @@ import time
 from typing import Any, Optional
 
 ERROR_FILE_ENV = "DISTTORCH_ERROR_FILE"
+#: The kind of a record that is no error of the rank's own: a checkpoint it lost unseen.
+LOST_SAVE = "lost_save"
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -38,7 +43,8 @@ def write_error_file(kind: str, error: str, traceback_text: str = "", **extra: A
     """Record why this worker is about to die in the file named by ``DISTTORCH_ERROR_FILE``.
 
     Args:
-        kind: ``"exception"`` for an uncaught exception, ``"fault"`` for an injected fault.
+        kind: ``"exception"`` for an uncaught exception, ``"fault"`` for an injected fault,
+            :data:`LOST_SAVE` for a failed ``async_save`` nobody asked about.
         error: one line, e.g. ``"ValueError: bad shape"``.
         traceback_text: the formatted Python traceback, if there is one.
         **extra: more JSON-serialisable fields to store.

@@ -28,7 +28,7 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 from . import output, reaper
 from .cli import LaunchConfig
 from .devices import blas_note, format_plan, format_ranges, plan_cores, plan_threads
-from .failure import RankExit, blame, format_gave_up, format_summary, signal_name
+from .failure import RankExit, blame, format_gave_up, format_lost_save, format_summary, signal_name
 from .guardian import Guardian
 from .output import say
 from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
@@ -152,6 +152,8 @@ class Agent:
         if self.signal is not None:
             say(f"received {signal_name(self.signal)}: stopped all workers")
             return 128 + self.signal
+        for lost in (e for e in exits if e.lost_save):
+            say(format_lost_save(lost))
         failures = [e for e in exits if e.failed]
         if not failures and not notes:
             say(f"all {len(exits)} ranks exited 0 ({time.monotonic() - started:.2f} s)")

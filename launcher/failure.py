@@ -14,6 +14,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
+from disttorch._error_file import LOST_SAVE
+
 from .devices import format_ranges
 
 _CRASH_SIGNALS = {"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL"}
@@ -53,8 +55,16 @@ class RankExit:
         record = self.record or {}
         return self.failed and record.get("kind") in ("exception", "fault") and "blamed_rank" not in record
 
+    @property
+    def lost_save(self) -> str:
+        """The failed ``async_save`` (s) it recorded, whose futures nobody asked (``""``: none)."""
+        record = self.record or {}
+        return str(record.get("error", "")) if record.get("kind") == LOST_SAVE else ""
+
     def error(self, width: int = 160) -> str:
         """The one-line error it recorded (``""`` without one), cut to ``width`` characters."""
+        if self.lost_save:
+            return ""  # not why it failed
         text = str((self.record or {}).get("error", "")).strip().split("\n")[0]
         return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -134,6 +144,15 @@ def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[R
     if peer.failed_on_its_own:  # it raised or met a fault, and exited after the peer that noticed
         return peer, None
     return peer, first
+
+
+def format_lost_save(ended: RankExit) -> str:
+    """The line naming a rank's failed ``async_save`` whose future nobody asked: the job may
+    well have exited 0 (PyTorch's exit status), but that checkpoint was not written."""
+    return (
+        f"rank {ended.rank} lost a checkpoint: its {ended.lost_save} (nobody asked the future async_save "
+        "returned, so the script went on; its exit status is its own, as with PyTorch)"
+    )
 
 
 def format_gave_up(causes: List[str], longest: float) -> str:

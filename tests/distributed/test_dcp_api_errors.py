@@ -1,9 +1,11 @@
 """``dcp.save``/``dcp.load`` given no place to go raise PyTorch's ``RuntimeError`` (a bare
 ``AttributeError`` before), and a failed ``async_save`` whose future nobody asked is logged at
-exit with the checkpoint's name (it failed silently, exit code 0)."""
+exit with the checkpoint's name (it failed silently, exit code 0), and recorded for the
+launcher's report (the exit status stays 0, as PyTorch's)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,8 @@ import pytest
 
 import disttorch as dt
 import disttorch.distributed.checkpoint as dcp
+from disttorch._error_file import ERROR_FILE_ENV, read_error_file
+from disttorch.launcher.failure import RankExit, format_lost_save
 
 # PyTorch 2.13's message (its torch.distributed.checkpoint takes about 2 s to import)
 NO_PLACE = "`checkpoint_id` must be specified if storage_reader/storage_writer is None."
@@ -42,12 +46,20 @@ def test_a_failed_async_save_nobody_asked_about_is_logged_at_exit(tmp_path):
         dcp.async_save({{"w": torch.ones(2)}}, checkpoint_id={str(blocker / "dropped")!r})
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    record = tmp_path / "error.json"  # as under disttorch-launch, whose report names the loss
+    env = {**os.environ, ERROR_FILE_ENV: str(record)}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"async_save of checkpoint '{blocker / 'dropped'}' failed: CheckpointException" in proc.stderr, (
         proc.stderr
     )
     assert "NotADirectoryError" in proc.stderr and "/asked'" not in proc.stderr, proc.stderr
+    ended = RankExit(0, 0, 0, "h", 100, 0, 0.0, record=read_error_file(str(record)))
+    assert not ended.failed and ended.error() == ""
+    assert format_lost_save(ended).startswith(
+        f"rank 0 lost a checkpoint: its async_save of checkpoint '{blocker / 'dropped'}' failed: "
+        "CheckpointException: CheckpointException ranks:dict_keys([0]) ... NotADirectoryError: "
+    ), format_lost_save(ended)
 
 
 def test_a_failure_that_a_waiting_result_call_raised_is_not_reported_at_exit():

@@ -16,7 +16,8 @@ directory first waits for the background saves into it (they would remove each o
 temporary files and mix their pieces).
 
 A failed ``async_save`` whose future nobody asked (``result()`` or ``exception()``) is logged
-at exit as an error naming the checkpoint (PyTorch's thread leaves it in the future, silent)."""
+at exit as an error naming the checkpoint (PyTorch's thread leaves it in the future, silent),
+and recorded for the launcher, whose report names it; the exit status stays PyTorch's."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..._atomic_file import Staged
+from ..._error_file import LOST_SAVE, write_error_file
 from ..._tensor import Tensor
 from .. import groups, object_collectives
 from .._shard.sharded_tensor import ShardedTensor
@@ -320,13 +322,22 @@ def _settle(future: _SaveFuture, save_now: Any) -> None:
             raise
 
 
+def _one_line(text: str) -> str:
+    """A failure's first line and, from a longer text (a ``CheckpointException``'s ranks and
+    tracebacks), its last: the error the failed rank raised."""
+    lines = [line.strip() for line in text.strip().split("\n") if line.strip()]
+    return lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
+
+
 @atexit.register
 def _report_unretrieved_failures() -> None:
     """Log the failed saves whose futures nobody asked (the background thread is joined
     before ``atexit`` handlers run)."""
-    for what, retrieved in _failed:
-        if not retrieved:
-            logger.error("async_save of checkpoint %s\n(its future was never asked for its result)", what)
+    lost = [what for what, retrieved in _failed if not retrieved]
+    for what in lost:
+        logger.error("async_save of checkpoint %s\n(its future was never asked for its result)", what)
+    if lost:  # for the launcher's report: the exit status stays PyTorch's
+        write_error_file(LOST_SAVE, "; ".join(f"async_save of checkpoint {_one_line(what)}" for what in lost))
     _failed.clear()
 
 
