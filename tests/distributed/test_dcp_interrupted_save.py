@@ -98,3 +98,24 @@ def test_a_rank_that_cannot_write_fails_the_save_on_every_rank_and_the_earlier_c
         assert "No space left on device" in text and "__1_0.distcp" in text, text
     # the earlier checkpoint's files only: no new piece, no temporary
     assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp", "__1_0.distcp"]
+
+
+def test_a_peer_dying_before_every_rank_wrote_leaves_no_piece_and_the_earlier_checkpoint(
+    tmp_path, monkeypatch
+):
+    from disttorch.distributed.base.errors import PeerDiedError
+    from disttorch.distributed.checkpoint import state_dict_saver
+
+    dcp.save(_state(5.0), checkpoint_id=str(tmp_path), no_dist=True)
+
+    def peer_died(self, value):
+        raise PeerDiedError("rank 1 died or stopped responding", 1)
+
+    monkeypatch.setattr(state_dict_saver._Save, "_everyone", peer_died)
+    with pytest.raises(PeerDiedError):
+        dcp.save(_state(6.0), checkpoint_id=str(tmp_path), no_dist=True)
+    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]  # its temporary removed
+    monkeypatch.undo()
+    target = _state(0.0)
+    dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
+    assert target["step"] == 5 and np.all(target["w"].numpy() == 5)

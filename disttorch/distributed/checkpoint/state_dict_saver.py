@@ -165,13 +165,15 @@ class _Save:
         failure = self.failure or attempt(
             lambda: staged.append(_write_pieces(self.directory, rank, self.pieces, save_id))
         )
-        every = self._everyone((self.entries, list(self.pieces), save_id, failure))
         written = [s for s in staged if s is not None]
-        failures = {r: failed for r, (*_, failed) in enumerate(every) if failed is not None}
-        if failures:  # an earlier checkpoint in the directory stays whole
+        try:
+            every = self._everyone((self.entries, list(self.pieces), save_id, failure))
+            failures = {r: failed for r, (*_, failed) in enumerate(every) if failed is not None}
+            _raise_failures(failures)
+        except BaseException:  # a rank failed or died: an earlier checkpoint here stays whole
             for piece in written:
                 piece.discard()
-        _raise_failures(failures)
+            raise
         renamed = attempt(lambda: [piece.commit() for piece in written]) if written else None
         # every piece file is in place before the metadata names it
         _raise_failures({r: failed for r, failed in enumerate(self._everyone(renamed)) if failed is not None})
