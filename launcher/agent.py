@@ -238,8 +238,12 @@ class Agent:
         if len(frozen) == len(running):  # nothing waits for the ranks that left: the rest are frozen
             say(
                 f"rank(s) {gone} exited 0 and every rank still running ({format_ranges(running)}) is stopped "
-                "by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z): the job ends when they get SIGCONT and finish, "
-                "or are killed"
+                "by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z): the job goes on when they get SIGCONT"
+                + (
+                    f", and fails if they stay stopped {self.config.stopped_timeout:g} s (--stopped-timeout)"
+                    if self.config.stopped_timeout
+                    else ""
+                )
             )
             return
         say(
