@@ -189,7 +189,7 @@ class Agent:
                 if remaining == 0:
                     return "succeeded", None
                 done.append(ended)
-            for spec, pid, seconds in group.newly_frozen(FROZEN_NOTE_S):
+            for spec, pid, seconds in group.newly_frozen(FROZEN_NOTE_S, c.monitor_interval):
                 say(
                     f"rank {spec.rank} (pid {pid}) has been stopped by a signal (SIGSTOP, or SIGTSTP: "
                     f"Ctrl-Z) for {seconds:.0f} s: it runs nothing until it gets SIGCONT (kill -CONT {pid}), "

@@ -25,8 +25,9 @@ from .failure import RankExit
 
 #: Longest time :meth:`WorkerGroup.stop` waits, after SIGKILL, for the workers and their output.
 _DRAIN_S = 5.0
-#: A look at the workers' states this long after the last one means the launcher itself was
-#: stopped (a whole job suspended): how long the workers stayed stopped is counted afresh.
+#: A look at the workers' states this much later than the caller looks (``newly_frozen``'s
+#: ``every``) means the launcher itself was stopped (a whole job suspended): how long the
+#: workers stayed stopped is counted afresh.
 _LOOK_GAP_S = 5.0
 
 
@@ -124,12 +125,13 @@ class WorkerGroup:
         """The local ranks last seen stopped by a signal (see :meth:`newly_frozen`)."""
         return set(self._frozen_since)
 
-    def newly_frozen(self, at_least: float) -> List[Tuple[WorkerSpec, int, float]]:
+    def newly_frozen(self, at_least: float, every: float = 0.0) -> List[Tuple[WorkerSpec, int, float]]:
         """The running workers stopped by a signal (SIGSTOP, SIGTSTP, ...) for ``at_least``
-        seconds or more that no earlier call returned since they last ran: (spec, pid, seconds)."""
+        seconds or more that no earlier call returned since they last ran: (spec, pid, seconds).
+        ``every``: how often the caller looks (at most)."""
         found = []
         now = time.monotonic()
-        if now - self._last_look > _LOOK_GAP_S:
+        if now - self._last_look > every + _LOOK_GAP_S:
             self._frozen_since.clear()  # not seen stopped meanwhile: the launcher may have been too
         self._last_look = now
         for spec, proc in zip(self.specs, self._procs):

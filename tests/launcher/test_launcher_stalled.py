@@ -5,6 +5,7 @@ a rank continued (SIGCONT) before that goes on as usual."""
 import os
 import re
 import signal
+import sys
 import time
 
 import pytest
@@ -30,10 +31,17 @@ def test_a_rank_left_stopped_after_the_others_ended_is_named_and_the_job_fails(t
     assert "--stopped-timeout 0.5; raise it, or 0 to wait for ever" in result.stderr
 
 
+def _stopped_pid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    except OSError:
+        return False
+
+
 def _stopped(pid_file):
     try:
-        with open(f"/proc/{int(pid_file.read_text())}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+        return _stopped_pid(int(pid_file.read_text()))
     except (OSError, ValueError):
         return False
 
@@ -53,3 +61,41 @@ def test_a_stopped_rank_continued_in_time_finishes_the_job(tmp_path):
         proc.kill()
     assert proc.returncode == 0, err
     assert "stayed stopped" not in err
+
+
+def test_a_launcher_stopped_with_its_ranks_counts_their_stop_afresh(monkeypatch):
+    # a suspended job (the launcher stopped too, then every process continued): the time the
+    # launcher did not look is not counted as the ranks' stop
+    from disttorch.launcher import workers
+
+    spec = workers.WorkerSpec(
+        0,
+        0,
+        0,
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        dict(os.environ),
+        "/nonexistent",
+        None,
+        None,
+        None,
+        None,
+    )
+    group = workers.WorkerGroup([spec], set())
+    group.start()
+    try:
+        os.kill(group._procs[0].pid, signal.SIGSTOP)
+        while not _stopped_pid(group._procs[0].pid):
+            time.sleep(0.01)
+        now = time.monotonic()
+        monkeypatch.setattr(workers.time, "monotonic", lambda: now)
+        group.newly_frozen(2.0, every=0.1)
+        now += 1.0
+        assert group.newly_frozen(2.0, every=0.1) == [] and group.stalled()[1] == 1.0
+        now += 3600  # the launcher ran nothing for an hour
+        assert group.newly_frozen(2.0, every=0.1) == [] and group.stalled()[1] == 0.0
+        now += 2.0
+        assert [pid for _, pid, _ in group.newly_frozen(2.0, every=0.1)] == [group._procs[0].pid]
+        assert [pid for _, pid in group.stalled()[0]] == [group._procs[0].pid]
+    finally:
+        monkeypatch.undo()
+        group.stop(0.0)
