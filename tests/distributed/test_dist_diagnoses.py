@@ -1,5 +1,6 @@
 """Diagnoses: a frozen (SIGSTOP) or cut-off rank is reported by every survivor within seconds
-naming it, and the launcher exits naming it as the root cause; an early exit is reported as an
+naming it (a frozen one on the same host as stopped by a signal, with its pid), and the
+launcher exits naming it as the root cause; an early exit is reported as an
 exit. (Product bounds: 5 s for the survivors, 10 s for the launcher; the test bounds leave room
 for a loaded machine.)"""
 
@@ -75,11 +76,16 @@ def test_a_frozen_rank_is_reported_by_every_survivor_and_named_by_the_launcher(v
     assert ended - stopped_at < LAUNCHER_BOUND, f"launcher took {ended - stopped_at:.1f} s\n{text}"
     assert f"rank {victim} stopped responding or died" in text, text
     survivors = [r for r in range(3) if r != victim]
+    said = []
     for r in survivors:
         m = re.search(rf"\[rank{r}\]: FAILED (\S+) PeerDiedError: (.*)", text)
         assert m, f"rank {r} did not report\n{text}"
         assert float(m.group(1)) - stopped_at < SURVIVOR_BOUND, text
         assert f"rank {victim}" in m.group(2), m.group(2)
+        said.append(m.group(2))
+    # a peer on this host is looked at: the first to notice says it is stopped, and its pid
+    stopped = f"rank {victim} stopped responding: it is stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z; pid {frozen})"
+    assert any(stopped in line for line in said), said
 
 
 @pytest.mark.timeout(120)

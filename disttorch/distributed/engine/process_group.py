@@ -608,9 +608,13 @@ class ProcessGroup:
             gone = {p: how for p, how in gone.items() if how == "died"}  # (its own timeout) is no news
         if gone:
             peer, how = sorted(gone.items())[0]
+            stopped = t.stopped_pid(peer) if how == "died" else None
             what = (
                 "left the group (destroy_process_group or exit)"
                 if how == "left"
+                else f"stopped responding: it is stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z; pid "
+                f"{stopped}) and runs nothing until it gets SIGCONT"
+                if stopped is not None
                 else "died or stopped responding (its connection dropped without a goodbye)"
             )
             raise PeerDiedError(

@@ -74,6 +74,7 @@ from typing import Callable, Deque
 import numpy as np
 import zmq
 
+from ..._process_state import stopped_by_signal
 from ..base import auth
 from ..base.addresses import address_towards
 from ..base.errors import AuthenticationError, DistNetworkError
@@ -172,6 +173,15 @@ def _host_key() -> str:
     return f"{socket.gethostname()}/{boot}/{netns}"
 
 
+def _pid_namespace() -> str:
+    """This process's pid namespace ("" where ``/proc`` cannot tell): a peer's pid names the
+    same process here only within the same one."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
 def _interface_address(ifname: str) -> str:
     """IPv4 address of network interface ``ifname`` (Linux ``SIOCGIFADDR``)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -268,7 +278,7 @@ class Transport:
         self._tune(self._router)
         auth.configure_server(self._router, self._secret, encrypt=self._encrypt)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
-        endpoints = {"host": _host_key(), "pid": os.getpid()}
+        endpoints = {"host": _host_key(), "pid": os.getpid(), "pidns": _pid_namespace()}
         self.hosts: list[list[int]] = []  # group ranks by host, in order of their first rank
         self.shared = False  # whether every host's ranks share a segment (``self.board`` here)
         self.board: shm.Board | None = None
@@ -276,6 +286,7 @@ class Transport:
         self._poller = zmq.Poller()
         self._poller.register(self._router, zmq.POLLIN)
         self._peers: dict[int, _Peer] = {}
+        self._local_pids: dict[int, int] = {}  # peer -> its pid, for the peers on this host
         self._by_monitor: dict[zmq.Socket, _Peer] = {}
         handover = None
         try:
@@ -294,6 +305,13 @@ class Transport:
             infos = [
                 endpoints if p == rank else json.loads(store.get(f"{prefix}ep/{p}")) for p in range(size)
             ]
+            self._local_pids = {
+                peer: info["pid"]
+                for peer, info in enumerate(infos)
+                if peer != rank
+                and (info.get("host"), info.get("pidns")) == (endpoints["host"], endpoints["pidns"])
+                and isinstance(info.get("pid"), int)
+            }
             for peer, info in enumerate(infos):
                 if peer != rank:
                     local = same_host_ipc and info["host"] == endpoints["host"] and "ipc" in info
@@ -620,6 +638,12 @@ class Transport:
             ):
                 gone[p.rank] = "died"
         return gone
+
+    def stopped_pid(self, peer: int) -> int | None:
+        """``peer``'s pid when it runs on this host and is stopped by a signal (SIGSTOP,
+        SIGTSTP): why it stopped answering; else ``None``."""
+        pid = self._local_pids.get(peer)
+        return pid if pid is not None and stopped_by_signal(pid) else None
 
     def declare_dead(self, peer: int) -> None:
         """Treat ``peer`` as gone (another rank reported it dead): nothing waits for it at close."""
