@@ -210,19 +210,18 @@ class Agent:
                     return "remote", None
 
     def _stalled_note(self, group: WorkerGroup) -> Optional[str]:
-        """The note that ends the attempt when every rank still running on this node has stayed
-        stopped by a signal for ``--stopped-timeout`` seconds: no rank here runs to time out
-        or to continue them (``None`` while that is not so)."""
+        """The note that ends the attempt when, some rank of this node having ended, every rank
+        still running here has stayed stopped by a signal for ``--stopped-timeout`` seconds: no
+        rank here runs to time out or to continue them (``None`` while that is not so)."""
         timeout = self.config.stopped_timeout
         stalled, seconds = group.stalled()
         if not stalled or not timeout or seconds < timeout:
             return None
         named = ", ".join(f"rank {spec.rank} (pid {pid})" for spec, pid in stalled)
         ended = sorted(e.rank for e in group.ended.values())
-        others = f"rank(s) {format_ranges(ended)} had ended" if ended else "no other rank of this node ran"
         return (
             f"{named} stayed stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z) for {seconds:.1f} s while "
-            f"{others}: nothing could continue them, so the launcher ended them (--stopped-timeout "
+            f"rank(s) {format_ranges(ended)} had ended: nothing could continue them, so the launcher ended them (--stopped-timeout "
             f"{timeout:g}; raise it, or 0 to wait for ever)"
         )
 

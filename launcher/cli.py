@@ -278,8 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="stopped_timeout",
         default=os.environ.get(STOPPED_TIMEOUT_ENV) or "30",
         metavar="S",
-        help="when every rank still running on this node has stayed stopped by a signal (SIGSTOP, "
-        "SIGTSTP) for S seconds, nothing can continue them: end the job as failed, naming them "
+        help="when a rank of this node has ended and every rank still running here has stayed stopped "
+        "by a signal (SIGSTOP, SIGTSTP) for S seconds, nothing can continue them: end the job as "
+        "failed, naming them (a node whose ranks are all stopped, none ended, is paused: it waits) "
         f"(default 30, or ${STOPPED_TIMEOUT_ENV}; 0: wait for ever). A debugger's stop never counts",
     )
     watch.add_argument(

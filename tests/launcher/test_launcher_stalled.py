@@ -63,34 +63,40 @@ def test_a_stopped_rank_continued_in_time_finishes_the_job(tmp_path):
     assert "stayed stopped" not in err
 
 
-def test_a_launcher_stopped_with_its_ranks_counts_their_stop_afresh(monkeypatch):
-    # a suspended job (the launcher stopped too, then every process continued): the time the
-    # launcher did not look is not counted as the ranks' stop
+def _spec(rank, code):
     from disttorch.launcher import workers
 
-    spec = workers.WorkerSpec(
-        0,
-        0,
-        0,
-        [sys.executable, "-c", "import time; time.sleep(60)"],
-        dict(os.environ),
-        "/nonexistent",
-        None,
-        None,
-        None,
-        None,
+    return workers.WorkerSpec(
+        rank, rank, 0, [sys.executable, "-c", code], dict(os.environ), "/nonexistent", None, None, None, None
     )
-    group = workers.WorkerGroup([spec], set())
+
+
+def test_a_launcher_stopped_with_its_ranks_counts_their_stop_afresh(monkeypatch):
+    # a suspended job (the launcher stopped too, then every process continued): the time the
+    # launcher did not look is not counted as the ranks' stop; and a node whose ranks are all
+    # stopped, none ended, is a job paused on purpose: never stalled
+    from disttorch.launcher import workers
+
+    group = workers.WorkerGroup(
+        [_spec(0, "import time; time.sleep(60)"), _spec(1, "import time; time.sleep(60)")], set()
+    )
     group.start()
     try:
-        os.kill(group._procs[0].pid, signal.SIGSTOP)
-        while not _stopped_pid(group._procs[0].pid):
+        for proc in group._procs:
+            os.kill(proc.pid, signal.SIGSTOP)
+        while not all(_stopped_pid(proc.pid) for proc in group._procs):
+            time.sleep(0.01)
+        group.newly_frozen(2.0, every=0.1)
+        assert group.stalled() == ([], 0.0)  # paused whole
+        os.kill(group._procs[1].pid, signal.SIGKILL)
+        while 1 not in group.ended:
             time.sleep(0.01)
         now = time.monotonic()
         monkeypatch.setattr(workers.time, "monotonic", lambda: now)
         group.newly_frozen(2.0, every=0.1)
         now += 1.0
-        assert group.newly_frozen(2.0, every=0.1) == [] and group.stalled()[1] == 1.0
+        group.newly_frozen(2.0, every=0.1)
+        assert 0.9 < group.stalled()[1] < 1e3
         now += 3600  # the launcher ran nothing for an hour
         assert group.newly_frozen(2.0, every=0.1) == [] and group.stalled()[1] == 0.0
         now += 2.0
