@@ -424,7 +424,9 @@ def _smoothed(
     smooth = smooth.masked_fill(ignored, 0.0)
     if reduction == "mean":
         kept = ~ignored
-        total = weight.gather(0, target.masked_select(kept).flatten()).sum() if weight is not None else kept.sum()
+        total = (
+            weight.gather(0, target.masked_select(kept).flatten()).sum() if weight is not None else kept.sum()
+        )
         smooth = smooth.sum() / total
     elif reduction == "sum":
         smooth = smooth.sum()
