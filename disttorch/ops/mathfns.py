@@ -1902,6 +1902,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     return where(mask, spread, input)
 
 
+@autocast_op("promote")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
     require_source_dtype("index_copy", input, source)
