@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset
-from . import config, eval_frame, exc
+from . import config, eval_frame, exc, utils
 from .eval_frame import OptimizedModule, is_dynamo_supported
 from .explain import explain, note_graph_break
 
@@ -36,6 +36,8 @@ __all__ = [
     "mark_static_address",
     "maybe_mark_dynamic",
     "reset",
+    "reset_code_caches",
+    "utils",
 ]
 
 
@@ -61,6 +63,10 @@ def mark_static(t: Any, index: Any = None) -> None:
 
 def mark_static_address(t: Any, guard: bool = False) -> None:
     """Mark ``t``'s memory as fixed across calls, for CUDA graphs (none here)."""
+
+
+def reset_code_caches() -> None:
+    """Clear the compiled code caches (there are none)."""
 
 
 def graph_break(msg: str = "") -> None:

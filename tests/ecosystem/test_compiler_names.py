@@ -45,6 +45,11 @@ def _config_facts(T) -> list:
     with T._inductor.config.patch({"triton.cudagraphs": True, "max_autotune": True}):
         facts += [T._inductor.config.triton.cudagraphs, T._inductor.config.max_autotune]
     facts += [T._inductor.config.triton.cudagraphs, T._inductor.config.max_autotune]
+    facts += [c.guard_nn_modules, c.compiled_autograd, c.specialize_int, c.accumulated_cache_size_limit]
+    with c.patch(accumulated_cache_size_limit=3):
+        facts.append(c.accumulated_recompile_limit)
+    T._dynamo.reset_code_caches()
+    facts.append(T._dynamo.utils.counters["stats"]["calls_captured"])
     with pytest.raises(AttributeError) as err:
         c.no_such_setting  # noqa: B018
     return [*facts, str(err.value).replace("disttorch.", "torch.")]
