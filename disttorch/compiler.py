@@ -97,12 +97,13 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
         with _compiled_region():
             return fn(*args, **kwargs)
-    _state.views = views = {}  # (filled by ``autograd.function.log_view``)
+    before, _state.views = _state.views, {}  # (filled by ``autograd.function.log_view``)
+    views = _state.views
     try:
         with _compiled_region():
             out = fn(*args, **kwargs)
     finally:
-        _state.views = None
+        _state.views = before  # (a compiled call inside a disabled one: the outer call's log)
     leaves, spec = tree_flatten(out)
     inputs = {id(_root(t)) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
     made = {
