@@ -86,6 +86,8 @@ class _State(threading.local):
 
     depth = 0  # compiled calls running on this thread (0 inside a disabled function)
     stance: tuple[str, bool, Any] = ("default", False, None)  # (a class attribute: shared)
+    #: while an outermost compiled call runs: id -> (view, source, remake) of the views it made
+    views: dict[int, tuple] | None = None
 
 
 _state = _State()

@@ -17,7 +17,7 @@ from typing import Any
 from . import _compile
 from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
-from .autograd.function import Function
+from .autograd.function import Function, named_node
 from .nn.modules.module import Module
 from .utils._pytree import tree_flatten, tree_unflatten
 
@@ -94,10 +94,16 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
     view of another output is a view of that output's new tensor."""
     outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
-    with _compiled_region():
-        out = fn(*args, **kwargs)
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
-        return out
+        with _compiled_region():
+            return fn(*args, **kwargs)
+    before, _state.views = _state.views, {}  # (filled by ``autograd.function.log_view``)
+    views = _state.views
+    try:
+        with _compiled_region():
+            out = fn(*args, **kwargs)
+    finally:
+        _state.views = before  # (a compiled call inside a disabled one: the outer call's log)
     leaves, spec = tree_flatten(out)
     inputs = {id(_root(t)) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
     made = {
@@ -109,10 +115,26 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     if not through:
         return out
     new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
-    for key, v in made.items():
-        if key not in new:  # a view of another output: of its new tensor, the same elements
-            new[key] = new[id(v._base)].as_strided(v.shape, v.stride(), v.storage_offset())
+    for v in made.values():
+        _remade(v, new, views)
     return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
+
+
+def _remade(v: Tensor, new: dict[int, Tensor], views: dict[int, tuple]) -> Tensor:
+    """``v``, a view made in the call of a tensor that ``new`` replaces, made again from that
+    tensor's replacement by the same view ops (as PyTorch's AOTAutograd replays them); a view
+    whose making was not logged is the same elements as an ``as_strided`` view."""
+    done = new.get(id(v))
+    if done is None:
+        logged = views.get(id(v))
+        if logged is not None and logged[0] is v:
+            done = logged[2](_remade(logged[1], new, views))
+            if done.grad_fn is not None and v.grad_fn is not None:  # (the name a caller gave the node)
+                named_node(done, v.grad_fn.name())
+        else:
+            done = new[id(v._base)].as_strided(v.shape, v.stride(), v.storage_offset())
+        new[id(v)] = done
+    return done
 
 
 def _made_in_call(root: Tensor, inputs: set[int]) -> bool:

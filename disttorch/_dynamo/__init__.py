@@ -3,7 +3,8 @@
 disttorch has no graph compiler (``torch.compile`` runs its argument eagerly): ``is_compiling()``
 is True only while a compiled call runs (see ``disttorch.compiler``), the markers (``mark_dynamic``,
 ``mark_static_address``, ``allow_in_graph``, ``disable``, ...) return what they mark and
-record nothing a program could observe, ``reset()`` has nothing to clear, and ``config``
+record nothing a program could observe (``graph_break`` ends a stretch that ``explain``
+counts), ``reset()`` has nothing to clear, and ``config``
 holds the settings libraries set. ``OptimizedModule`` (what ``torch.compile`` returns for
 a module, as in PyTorch) wraps a module and runs it.
 """
@@ -13,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset
-from . import config, eval_frame, exc
+from . import config, eval_frame, exc, utils
 from .eval_frame import OptimizedModule, is_dynamo_supported
+from .explain import explain, note_graph_break
 
 __all__ = [
     "OptimizedModule",
@@ -24,6 +26,7 @@ __all__ = [
     "disable",
     "eval_frame",
     "exc",
+    "explain",
     "graph_break",
     "is_compiling",
     "is_dynamo_supported",
@@ -33,6 +36,8 @@ __all__ = [
     "mark_static_address",
     "maybe_mark_dynamic",
     "reset",
+    "reset_code_caches",
+    "utils",
 ]
 
 
@@ -60,5 +65,10 @@ def mark_static_address(t: Any, guard: bool = False) -> None:
     """Mark ``t``'s memory as fixed across calls, for CUDA graphs (none here)."""
 
 
+def reset_code_caches() -> None:
+    """Clear the compiled code caches (there are none)."""
+
+
 def graph_break(msg: str = "") -> None:
-    """Force a graph break (there is no graph: nothing to break)."""
+    """Force a graph break: there is no graph to break, but ``explain`` counts it."""
+    note_graph_break(msg)

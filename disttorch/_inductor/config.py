@@ -3,6 +3,8 @@ defaults. With no compiler here they are only kept (``torch.compile`` runs eager
 
 from types import SimpleNamespace
 
+from .._config_module import install_config_module
+
 coordinate_descent_tuning = False
 coordinate_descent_check_all_directions = False
 max_autotune = False
@@ -35,3 +37,5 @@ unroll_reductions_threshold = 8
 triton = SimpleNamespace(cudagraphs=False, cudagraph_trees=True, unique_kernel_names=True)
 #: ``config.cpp.*``: the CPU code generator's settings
 cpp = SimpleNamespace(threads=-1, simdlen=None)
+
+install_config_module(__name__)

@@ -183,10 +183,27 @@ def _cast(x: Any, to: _dtype.dtype, lower: bool) -> Any:
     return hit[1]
 
 
+def _promoted(args: tuple, low: _dtype.dtype) -> _dtype.dtype:
+    """The dtype autocast's ``promote`` policy casts to (PyTorch's ``prioritize``): float32 if
+    a float32 tensor comes before any floating tensor of a third type, else ``low``; float64
+    tensors are left out; another floating type first raises PyTorch's error."""
+    current = low
+    for a in args:
+        for t in a if isinstance(a, (list, tuple)) else (a,):
+            if not isinstance(t, Tensor) or not t.dtype.is_floating_point or t.dtype is _dtype.float64:
+                continue
+            if current is _dtype.float32 or t.dtype is _dtype.float32:
+                current = _dtype.float32
+            elif t.dtype is not low:
+                raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return current
+
+
 def autocast_op(policy: str) -> Callable[[Callable], Callable]:
-    """Decorate an op with its CPU autocast policy, ``"lower"`` or ``"fp32"``."""
-    if policy not in ("lower", "fp32"):
-        raise ValueError(f"autocast policy must be 'lower' or 'fp32', got {policy!r}")
+    """Decorate an op with its CPU autocast policy: ``"lower"``, ``"fp32"`` or ``"promote"``
+    (floating tensors, in lists too, cast to the widest of float32 and the autocast type)."""
+    if policy not in ("lower", "fp32", "promote"):
+        raise ValueError(f"autocast policy must be 'lower', 'fp32' or 'promote', got {policy!r}")
 
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -195,7 +212,13 @@ def autocast_op(policy: str) -> Callable[[Callable], Callable]:
             low = st.active
             if low is None:
                 return fn(*args, **kwargs)
-            to = low if policy == "lower" else _dtype.float32
+            if policy == "promote":
+                to = _promoted((*args, *kwargs.values()), low)
+                args = tuple(
+                    [_cast(t, to, False) for t in a] if isinstance(a, (list, tuple)) else a for a in args
+                )
+            else:
+                to = low if policy == "lower" else _dtype.float32
             lower = policy == "lower"
             args = tuple(_cast(a, to, lower) for a in args)
             kwargs = {k: _cast(v, to, lower) for k, v in kwargs.items()}

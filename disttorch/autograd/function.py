@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _dtype
+from .._compile import _state as _compile_state
 from .._inference import saved_version
 from .._meta_array import MetaArray
 from .._public_name import package_name
@@ -399,6 +400,8 @@ class Function(FunctionCtx, Node):
                 out = _wrap(returned, None, user=True)
             if cls._view:
                 mark_view(out, args[0])
+                if _compile_state.views is not None:
+                    log_view(out, args[0], lambda s: cls.apply(s, *args[1:]))
             if _meta_in_use[0] and _any_meta(args):
                 _mark_meta(out)
             return out
@@ -445,6 +448,8 @@ class Function(FunctionCtx, Node):
             saved_hooks.pack_saved(ctx, hooks, saved_fields.pack_order(ctx))
         if cls._view:
             mark_view(out, args[0])
+            if _compile_state.views is not None:
+                log_view(out, args[0], lambda s: cls.apply(s, *args[1:]))
         if _meta_in_use[0] and _any_meta(args):
             _mark_meta(out)
         return out
@@ -645,6 +650,16 @@ def mark_view(view: Any, source: Any) -> None:
             return
     if not _grad_state.value and (source._rg or (source._base is not None and source._base._rg)):
         view._view_creation = ("no_grad", "")
+
+
+def log_view(view: Any, source: Any, remake: Callable[[Any], Any]) -> None:
+    """While a compiled call runs (see ``disttorch.compiler``), remember that ``view`` was
+    made from ``source`` and how to make it again from another tensor (``remake(s)``), so the
+    call's outputs can be remade as views of its new outputs, as PyTorch's AOTAutograd replays
+    views (each view keeps its own node, ``SliceBackward0``, ...)."""
+    log = _compile_state.views
+    if log is not None:
+        log[id(view)] = (view, source, remake)
 
 
 def _mark_custom_views(returned: Any, out: Any, args: tuple) -> None:

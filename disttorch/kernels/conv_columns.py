@@ -58,16 +58,22 @@ def weight_grad(g: np.ndarray, cols: np.ndarray, w_shape: tuple, groups: int) ->
     return sum(p for _, p in sorted(parts, key=lambda item: item[0])).reshape(w_shape)
 
 
-def col2im_input_grad(g: np.ndarray, w: np.ndarray, geo: Any, padded_shape: tuple) -> np.ndarray:
+def col2im_input_grad(
+    g: np.ndarray, w: np.ndarray, geo: Any, padded_shape: tuple, low: np.dtype | None = None
+) -> np.ndarray:
     """Gradient of the input ``(N, C, *spatial)`` from the output gradient ``g``: the columns'
-    gradient ``Wᵀ @ g`` added back into the windows they were read from, padding dropped."""
+    gradient ``Wᵀ @ g`` added back into the windows they were read from, padding dropped.
+    With ``low`` (float16) the columns are rounded to it and added in its arithmetic, one
+    kernel offset after another, as PyTorch's float16 ``col2im`` adds them."""
     n, groups = g.shape[0], geo.groups
     wt = w.reshape(groups, w.shape[0] // groups, -1).swapaxes(-1, -2)
     gm = g.reshape(n, groups, w.shape[0] // groups, math.prod(g.shape[2:]))  # (n may be 0)
-    gxp = np.zeros(padded_shape, dtype=np.result_type(g, w))
+    gxp = np.zeros(padded_shape, dtype=low or np.result_type(g, w))
 
     def images(start: int, stop: int) -> None:
         gcols = matmul(wt, gm[start:stop])
+        if low is not None:
+            gcols = gcols.astype(low)
         gcols = gcols.reshape((stop - start, padded_shape[1]) + geo.kernel + geo.out)
         dst, lead = gxp[start:stop], (slice(None), slice(None))
         for k in np.ndindex(*geo.kernel):

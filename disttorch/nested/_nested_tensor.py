@@ -466,10 +466,10 @@ def _rules() -> dict:
 
 
 _RULES: dict = {}
-_ELEMENTWISE_MODULES = (
-    "disttorch.ops.elementwise",
-    "disttorch.ops.special",
-    "disttorch.nn.functional.activation",
+_ELEMENTWISE_MODULES = (  # (after the package's name: ``torch.`` under the alias)
+    "ops.elementwise",
+    "ops.special",
+    "nn.functional.activation",
 )
 
 
@@ -489,7 +489,7 @@ def _apply(fn: type, args: tuple) -> Any:
         return _reduce(fn, first, args)
     if fn in _RULES:
         rule = _RULES[fn]
-    elif fn.__module__ in _ELEMENTWISE_MODULES:
+    elif fn.__module__.partition(".")[2] in _ELEMENTWISE_MODULES:
         rule = None
     else:
         raise NotImplementedError(

@@ -288,8 +288,10 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snap
     """Run the out-of-place ``fn`` and store its result in ``t``.
 
     ``snapshot`` is whether ``fn``'s backward may read ``t``'s input values (then the
-    recorded graph gets a copy of them).
+    recorded graph gets a copy of them). A nested tensor's constituents take the result's.
     """
+    if type(t) is not Tensor and t.is_nested:
+        return t.copy_(fn(t))
     try:
         if _recording(t, *others):
             return _record(t, fn, snapshot)

@@ -465,6 +465,7 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
     return lists[0], lists[1]
 
 
+@autocast_op("lower")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract ``a`` and ``b`` over dims: an int ``d`` pairs the last ``d`` dims of ``a``
     with the first ``d`` of ``b``; a pair of lists ``([i, ...], [j, ...])`` names the

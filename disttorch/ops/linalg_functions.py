@@ -499,6 +499,7 @@ def _maximum(a: Any, b: Tensor) -> Tensor:
     return Tensor._make(np.maximum(a._data[..., None] if a._data.ndim else a._data, b._data))
 
 
+@autocast_op("fp32")
 def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None) -> LstsqResult:
     """Least-squares solution of ``A X = B`` (``min ||A X - B||``), via the pseudo-inverse.
 

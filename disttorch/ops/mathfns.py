@@ -54,6 +54,7 @@ from .flat import flat
 from .indexing import _checked_vector_index, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
+from .low_batch_products import low_batch_product
 from .opmath import computed_in_float32
 from .shape import _check_join, cat, split, stack
 from .special import Gammainc, Gammaincc
@@ -506,17 +507,28 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 
 @autocast_op("lower")
 @scales_first
-@computed_in_float32
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` (16-bit: rounded after each
+    batch, as PyTorch's CPU kernel)."""
+    low = low_batch_product(input, batch1, batch2, beta, alpha, True, "AddbmmBackward0")
+    return low if low is not None else _addbmm(input, batch1, batch2, beta, alpha)
+
+
+@computed_in_float32
+def _addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: Any, alpha: Any) -> Tensor:
     return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha, "AddbmmBackward0")
 
 
 @autocast_op("lower")
 @scales_first
-@computed_in_float32
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
+    low = low_batch_product(input, batch1, batch2, beta, alpha, False, "BaddbmmBackward0")
+    return low if low is not None else _baddbmm(input, batch1, batch2, beta, alpha)
+
+
+@computed_in_float32
+def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: Any, alpha: Any) -> Tensor:
     return _scaled(input, batch1.bmm(batch2), beta, alpha, "BaddbmmBackward0")
 
 
@@ -1890,6 +1902,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     return where(mask, spread, input)
 
 
+@autocast_op("promote")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
     require_source_dtype("index_copy", input, source)

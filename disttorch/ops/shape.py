@@ -11,17 +11,19 @@ defines as copies return fresh arrays even where NumPy could return a view.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import _native_warnings, _qtensor
+from .._compile import _state as _compile_state
 from .._creation import check_layout, int_sizes
 from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
-from ..autograd.function import Function, mark_view, named_node
+from ..autograd.function import Function, log_view, mark_view, named_node
 from ..kernels import threads
 from ..utils import trace
 from ._helpers import check_unique_dims, wrap_dim
@@ -153,6 +155,14 @@ def _mark_views(outs: Sequence[Tensor], base: Tensor, op: str) -> tuple:
             mark_view(o, base)
         o._view_creation = ("multi", op)
     return tuple(outs)
+
+
+def _log_views(outs: tuple, source: Tensor, remake: Callable[[Tensor], tuple]) -> tuple:
+    """``outs``, each logged (while a compiled call runs) as the piece of ``remake(s)`` it is."""
+    if _compile_state.views is not None:
+        for i, o in enumerate(outs):
+            log_view(o, source, lambda s, i=i: remake(s)[i])
+    return outs
 
 
 # ---------------------------------------------------------------------- views
@@ -1023,7 +1033,8 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     if len(sizes) == 1:
         return _mark_views((Narrow.apply(tensor, d, 0, sizes[0]),), tensor, op)
     out = _mark_views(Split.apply(tensor, tuple(sizes), d), tensor, op)
-    return out if op == "Split" else named_node(out, "SplitWithSizesBackward0")
+    out = out if op == "Split" else named_node(out, "SplitWithSizesBackward0")
+    return _log_views(out, tensor, lambda s: split(s, split_size_or_sections, dim))
 
 
 def split_kind(split_size_or_sections: Any) -> str:
@@ -1080,8 +1091,10 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of every slice along ``dim``, with that dim removed."""
     d = wrap_dim(dim, input._data.ndim, has_dims=True)
     if input._data.shape[d] == 1:
-        return _mark_views((Select.apply(input, d, 0),), input, "Unbind")
-    return _mark_views(Unbind.apply(input, d), input, "Unbind")
+        out = _mark_views((Select.apply(input, d, 0),), input, "Unbind")
+    else:
+        out = _mark_views(Unbind.apply(input, d), input, "Unbind")
+    return _log_views(out, input, lambda s: unbind(s, dim))
 
 
 def _check_join(tensors: Sequence[Tensor], op: str) -> list:

@@ -141,6 +141,9 @@ def _cases(lib):
         ("trace", lambda: lib.trace(lo(x))),
         ("sum_bf16", lambda: lo(x).sum()),
         ("float64_mm", lambda: lib.mm(x.double(), x.double())),
+        ("tensordot", lambda: lib.tensordot(x, x, dims=([1], [0]))),  # (PyTorch's mm inside)
+        ("lstsq", lambda: lib.linalg.lstsq(lo(x) + lo(lib.eye(4)) * 4, lo(x)).solution),
+        ("index_copy", lambda: x.index_copy(0, idx[:2], lo(x[:2]))),  # promoted to float32
     ]
 
 
@@ -299,3 +302,52 @@ def test_cast_leaves_float64_integers_and_other_devices_alone():
     assert out["s"] == "text" and isinstance(out["a"][1], tuple)
     assert _cast(half, "cuda", dt.float32) is half
     assert [t.dtype for t in _cast(iter([half]), "cpu", dt.float32)] == [dt.float32]  # a generator
+
+
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+def test_promote_policy_refuses_a_third_floating_type_as_pytorch(low):
+    """``index_copy`` (autocast's ``promote`` list): float32 wins over the autocast type, a
+    floating tensor of neither type raises PyTorch's error unless float32 came first."""
+    other = dt.float16 if low == "bfloat16" else dt.bfloat16
+    x = dt.zeros(3, 2)
+    with dt.autocast("cpu", dtype=getattr(dt, low)):
+        assert x.index_copy(0, dt.tensor([1]), dt.ones(1, 2).to(getattr(dt, low))).dtype is dt.float32
+        with pytest.raises(RuntimeError, match="Unexpected floating ScalarType in at::autocast::prioritize"):
+            x.to(other).index_copy(0, dt.tensor([1]), x[:1].to(other))
+
+
+def _step_dtypes(lib, low):
+    """The dtype of every intermediate of a small GPT block step and CNN step under autocast."""
+    lib.manual_seed(0)
+    nn_, Fn = lib.nn, lib.nn.functional
+    seen = []
+
+    def see(t):
+        seen.append(str(t.dtype).rsplit(".", 1)[-1])
+        return t
+
+    ln, qkv, proj, fc = nn_.LayerNorm(16), nn_.Linear(16, 48), nn_.Linear(16, 16), nn_.Linear(16, 50)
+    cnn = nn_.Sequential(
+        nn_.Conv2d(3, 4, 3, padding=1), nn_.BatchNorm2d(4), nn_.ReLU(), nn_.MaxPool2d(2),
+        nn_.GroupNorm(2, 4), nn_.SiLU(), nn_.AdaptiveAvgPool2d(1), nn_.Flatten(), nn_.Linear(4, 10),
+    )  # fmt: skip
+    with lib.autocast("cpu", dtype=getattr(lib, low)):
+        x = see(nn_.Embedding(50, 16)(lib.arange(12).reshape(2, 6) % 50))
+        q, k, v = (t.view(2, 6, 2, 8).transpose(1, 2) for t in see(qkv(see(ln(x)))).split(16, 2))
+        att = see(see(see(q @ k.transpose(-2, -1)) * 0.35).softmax(-1))
+        y = see(see(att @ v) + see(Fn.scaled_dot_product_attention(q, k, v, is_causal=True)))
+        x = see(x + see(proj(y.transpose(1, 2).reshape(2, 6, 16))))
+        logits = see(fc(see(Fn.gelu(see(ln(x))))))
+        see(Fn.cross_entropy(logits.view(-1, 50), lib.arange(12) % 50))
+        for t in (logits.log_softmax(-1), logits.sum(), logits.norm(), lib.cat([x, x.float()])):
+            see(t)
+        h = lib.randn(2, 3, 6, 6)
+        for m in cnn:
+            h = see(m(h))
+    return seen
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+def test_gpt_and_cnn_step_intermediate_dtypes_match_pytorch(torch, low):
+    assert _step_dtypes(dt, low) == _step_dtypes(torch, low)

@@ -259,6 +259,26 @@ def test_in_place_ops_act_on_each_constituent():
         leaf.add_(1)  # a leaf that requires grad, as any tensor
 
 
+@pytest.mark.parity
+def test_functional_in_place_activations_on_jagged_match_pytorch(torch):
+    # F.leaky_relu(nt, inplace=True) wrote the result into the placeholder array and raised
+    def run(lib) -> list:
+        F = lib.nn.functional
+        out = []
+        for act in (
+            lambda x: F.leaky_relu(x, 0.1, inplace=True),
+            lambda x: F.hardtanh(x, inplace=True),
+            lambda x: F.relu(x, inplace=True),
+            lambda x: F.silu(x, inplace=True),
+        ):
+            nt = _nt(lib, lib.jagged)
+            out += [act(nt) is nt, *(p.numpy() for p in nt.unbind())]
+        return out
+
+    for got, want in zip(run(dt), run(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 REDUCTIONS = {
     "sum_last": lambda t, x: x.sum(-1),
     "sum_last_keepdim": lambda t, x: x.sum(-1, keepdim=True),

@@ -29,6 +29,39 @@ def test_inductor_config_keeps_pytorchs_settings():
         config.coordinate_descent_tuning = False
 
 
+def _config_facts(T) -> list:
+    """What a program sees of ``_dynamo.config``: the alias, ``patch`` in its three forms as
+    a context manager and a decorator, ``get_config_copy``, an unknown name read."""
+    c = T._dynamo.config
+    facts = [c.suppress_errors, c.cache_size_limit]
+    with c.patch(suppress_errors=True, cache_size_limit=64):
+        facts += [c.suppress_errors, c.cache_size_limit, c.recompile_limit]
+        with c.patch({"verbose": True}), c.patch("optimize_ddp", False):
+            facts += [c.verbose, c.optimize_ddp]
+    facts += [c.suppress_errors, c.recompile_limit, c.verbose, c.optimize_ddp]
+    facts.append(c.patch(verbose=True)(lambda: c.verbose)())
+    copy = c.get_config_copy()
+    facts += [copy["recompile_limit"], "cache_size_limit" in copy, c.verbose]
+    with T._inductor.config.patch({"triton.cudagraphs": True, "max_autotune": True}):
+        facts += [T._inductor.config.triton.cudagraphs, T._inductor.config.max_autotune]
+    facts += [T._inductor.config.triton.cudagraphs, T._inductor.config.max_autotune]
+    facts += [c.guard_nn_modules, c.compiled_autograd, c.specialize_int, c.accumulated_cache_size_limit]
+    with c.patch(accumulated_cache_size_limit=3):
+        facts.append(c.accumulated_recompile_limit)
+    T._dynamo.reset_code_caches()
+    facts.append(isinstance(T._dynamo.utils.counters["stats"]["calls_captured"], int))  # (PyTorch's counts)
+    with pytest.raises(AttributeError) as err:
+        c.no_such_setting  # noqa: B018
+    return [*facts, str(err.value).replace("disttorch.", "torch.")]
+
+
+def test_dynamo_and_inductor_config_patch_as_pytorchs():
+    pytest.importorskip("torch._dynamo")
+    import torch
+
+    assert _config_facts(dt) == _config_facts(torch)
+
+
 def test_optimized_module_wraps_and_runs_its_module():
     lin = dt.nn.Linear(2, 1)
     wrapped = _dynamo.OptimizedModule(lin)

@@ -17,23 +17,37 @@ def test_bfloat16_running_statistics_are_updated():
     assert not np.all(m.running_var.float().numpy() == 1.0)
 
 
-def _batch_norm(lib, shape):
-    """Output, running statistics and gradients of a bfloat16 batch norm in training mode."""
+def _batch_norm(lib, shape, dtype):
+    """Output, running statistics and gradients of a 16-bit batch norm in training mode (two
+    steps), and its output in evaluation mode."""
     lib.manual_seed(0)
     cls = lib.nn.BatchNorm1d if len(shape) == 2 else lib.nn.BatchNorm2d
-    m = cls(shape[1]).bfloat16()
+    m = cls(shape[1]).to(getattr(lib, dtype))
     g = np.random.default_rng(len(shape))
-    x = lib.tensor(g.standard_normal(shape), dtype=lib.float32).bfloat16().requires_grad_()
-    out = m(x)
-    out.backward(lib.tensor(g.standard_normal(shape), dtype=lib.float32).bfloat16())
-    tensors = (out, m.running_mean, m.running_var, x.grad, m.weight.grad, m.bias.grad)
-    return [t.detach().float().numpy() for t in tensors]
+    out = []
+    for _ in range(2):
+        x = (
+            lib.tensor(g.standard_normal(shape) * 2 + 1, dtype=lib.float32)
+            .to(getattr(lib, dtype))
+            .requires_grad_()
+        )
+        y = m(x)
+        y.backward(lib.tensor(g.standard_normal(shape), dtype=lib.float32).to(y.dtype))
+        out += [y, m.running_mean, m.running_var, x.grad, m.weight.grad, m.bias.grad]
+    out.append(m.eval()(x))
+    return [t.detach().float().numpy() for t in out]
 
 
 # (N, C) takes PyTorch's channels-last kernel; 2 * 33 * 17 values per channel is not a
-# bfloat16 number (the variance divides by the count rounded to it)
+# bfloat16 number (the variance divides by the count rounded to it). float16's kernel keeps
+# the variance and the running statistics' update in float32 (it was a few ulps off)
 @pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("shape", [(32, 16), (2, 3, 33, 17)])
-def test_bfloat16_batch_norm_bits_as_pytorch(torch, shape):
-    for ours, theirs in zip(_batch_norm(dt, shape), _batch_norm(torch, shape)):
-        np.testing.assert_array_equal(ours, theirs)
+def test_16_bit_batch_norm_bits_as_pytorch(torch, shape, dtype):
+    for ours, theirs in zip(_batch_norm(dt, shape, dtype), _batch_norm(torch, shape, dtype)):
+        if dtype == "bfloat16":
+            np.testing.assert_array_equal(ours, theirs)
+        else:  # (the input gradient's float32 sums: an ulp off in rare elements)
+            assert np.mean(ours != theirs) < 0.002
+            np.testing.assert_allclose(ours, theirs, rtol=2**-10, atol=2**-24)

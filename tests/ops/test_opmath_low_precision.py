@@ -244,3 +244,65 @@ def test_add_with_alpha_rounds_the_product_in_the_scalar_tail(low):
 def test_add_with_alpha_scalar_tail_as_pytorch(torch, low):
     for got, want in zip(_alpha_steps(dt, low), _alpha_steps(torch, low)):
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+BATCH_PRODUCTS = {  # name: (op on L, the input's shape); beta and alpha apart from 1 scale
+    "baddbmm": (lambda L, x, b1, b2: L.baddbmm(x, b1, b2, beta=0.5, alpha=1.5), (2, 16, 24)),
+    "baddbmm_broadcast": (lambda L, x, b1, b2: L.baddbmm(x, b1, b2, alpha=0.3), (24,)),
+    "addbmm": (lambda L, x, b1, b2: L.addbmm(x, b1, b2, beta=0.5, alpha=1.5), (16, 24)),
+    "addbmm_beta_0": (lambda L, x, b1, b2: L.addbmm(x, b1, b2, beta=0), (16, 24)),
+}
+
+
+def _batch_product_run(L, name, low):
+    fn, shape = BATCH_PRODUCTS[name]
+    ins = [
+        L.tensor(a).to(getattr(L, low)).requires_grad_()
+        for a in (RNG_B.normal(size=shape).astype(np.float32), B1, B2)
+    ]
+    out = fn(L, *ins)
+    grads = L.autograd.grad(out, ins, L.tensor(RNG_B.normal(size=out.shape).astype(np.float32)).to(out.dtype))
+    return [out.grad_fn.name()] + [t.detach().float().numpy() for t in (out, *grads)]
+
+
+RNG_B = np.random.default_rng(5)
+
+
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+def test_addbmm_rounds_after_each_batch_and_gradients_round_each_step(low):
+    # addbmm was rounded once; the gradients were computed in float32 and rounded once
+    dl = getattr(dt, low)
+    x, b1, b2 = (dt.tensor(a).to(dl).requires_grad_() for a in (A, B1, B2))
+    out = dt.addbmm(x, b1, b2, beta=0.5, alpha=1.5)
+    first = dt.addmm(x, b1[0], b2[0], beta=0.5, alpha=1.5)  # PyTorch's loop of addmm_ calls
+    want = dt.addmm(first, b1[1], b2[1], alpha=1.5)
+    np.testing.assert_array_equal(out.detach().float().numpy(), want.detach().float().numpy())
+    g = dt.tensor(C).to(dl)
+    gx, g1, g2 = dt.autograd.grad(out, (x, b1, b2), g)
+    wide = g.expand(2, 16, 24)
+    for got, want in ((gx, g * 0.5), (g1, wide.bmm(b2.detach().transpose(1, 2)) * 1.5)):
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    np.testing.assert_array_equal(
+        g2.float().numpy(), (b1.detach().transpose(1, 2).bmm(wide) * 1.5).float().numpy()
+    )
+    xd, b1d, b2d = (
+        dt.tensor(a, dtype=dt.float64).requires_grad_() for a in (A[:3, :4], B1[:, :3, :2], B2[:, :2, :4])
+    )
+    assert gradcheck(lambda *t: dt.addbmm(*t, beta=0.5, alpha=1.5), (xd, b1d, b2d))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(BATCH_PRODUCTS))
+def test_batch_products_and_gradients_as_pytorch(torch, name, low):
+    state = RNG_B.bit_generator.state
+    got = _batch_product_run(dt, name, low)
+    RNG_B.bit_generator.state = state
+    want = _batch_product_run(torch, name, low)
+    assert got[0] == want[0]
+    for g, w in zip(got[1:], want[1:]):
+        if low == "bfloat16":
+            np.testing.assert_array_equal(g, w)
+        else:  # float16 products: the float32 sums' order differs in rare elements (an ulp)
+            assert np.mean(g != w) < 0.01
+            np.testing.assert_allclose(g, w, rtol=2**-10, atol=1e-6)

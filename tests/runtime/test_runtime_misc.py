@@ -212,6 +212,44 @@ def test_compiled_outputs_keep_their_aliasing_as_pytorchs(real_torch):
     assert run(disttorch) == run(real_torch)
 
 
+@pytest.mark.parity
+def test_compiled_views_of_outputs_keep_their_own_nodes_as_pytorchs(real_torch):
+    # a view of another output was remade with as_strided: AsStridedBackward0
+    def run(T) -> list:
+        x = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=T.float64, requires_grad=True)
+        outs = T.compile(
+            lambda x: (lambda y: (y, y[1:].t(), y.view(-1)[2:], y.split(1)[1], y.diagonal(), y[:, 1]))(x * 2),
+            backend="aot_eager",
+        )(x)
+        names = [(o.grad_fn.name(), o._base is outs[0]) for o in outs[1:]]
+        chain = outs[1].grad_fn.next_functions[0][0].name()  # the slice the transpose was made from
+        sum((o * o).sum() for o in outs).backward()
+        return [names, chain, x.grad.tolist()]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_dynamo_explain_counts_graphs_and_explicit_breaks_as_pytorch(real_torch):
+    def run(T) -> list:
+        def broken(x):
+            y = x * 2
+            T._dynamo.graph_break()
+            return y + 1
+
+        facts = []
+        for fn in (broken, lambda x: x * 3, lambda x: 3):
+            e = T._dynamo.explain(fn)(T.ones(2))
+            facts.append((e.graph_count, e.graph_break_count, e.op_count, e.ops_per_graph))
+            facts.append([(r.reason, r.graph_break, r.user_stack[0].line) for r in e.break_reasons])
+        facts.append(str(e).split("Compile Times")[0])
+        return facts
+
+    assert run(disttorch) == run(real_torch)
+    with pytest.warns(FutureWarning, match="explain.f, .args, .*kwargs. is deprecated"):
+        assert disttorch._dynamo.explain(lambda x: x * 2, disttorch.ones(1)).graph_count == 1
+
+
 def _compiled_module_facts(lib) -> list:
     """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
     where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""

@@ -43,10 +43,15 @@ def batch_norm_16_bit(
     mean = _rounded(mean32, low)
     # an (N, C) input takes the channels-last kernel, which centres on the rounded mean
     centred = x3 - (mean if x3.shape[2] == 1 else mean32)[None, :, None]
-    var_sum = _rounded(np.einsum("ncm,ncm->c", centred, centred, dtype=_F), low)
-    var = _rounded(var_sum / _rounded(n, low), low).astype(np.float64)  # 16-bit over a 16-bit int
+    var_sum32 = np.einsum("ncm,ncm->c", centred, centred, dtype=_F)
+    var_sum = _rounded(var_sum32, low)
+    if low == np.float16:  # PyTorch's float16 kernel keeps the variance in float32
+        var = (var_sum32 / _F(n)).astype(np.float64)
+        _update_running_float32(running_mean, running_var, mean32, var_sum32, n, momentum)
+    else:  # bfloat16: the variance sum over the count, both rounded, rounded again
+        var = _rounded(var_sum / _rounded(n, low), low).astype(np.float64)
+        _update_running(running_mean, running_var, mean, var_sum, n, momentum, low)
     invstd = _rounded((1.0 / np.sqrt(var + eps)).astype(_F), low)
-    _update_running(running_mean, running_var, mean, var_sum, n, momentum, low)
     alpha = invstd * (weight._data.astype(_F) if weight is not None else _F(1))
     beta = (bias._data.astype(_F) if bias is not None else _F(0)) - mean * alpha
     out = x3 * alpha[None, :, None] + beta[None, :, None]
@@ -76,6 +81,23 @@ def _update_running(
         unbiased = _rounded(var_sum / _rounded(max(n - 1, 1), low), low)
         running_var._data[...] = (mo * unbiased + _rounded(keep * rv, low)).astype(low)
         running_var._bump_version()
+
+
+def _update_running_float32(
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    mean: np.ndarray,
+    var_sum: np.ndarray,
+    n: int,
+    momentum: float,
+) -> None:
+    """``momentum * batch + (1 - momentum) * running`` in float32 from the unrounded float32
+    batch mean and unbiased variance, rounded once (float16's update)."""
+    mo, keep = _F(momentum), _F(1.0 - momentum)
+    for running, batch in ((running_mean, mean), (running_var, var_sum / _F(max(n - 1, 1)))):
+        if running is not None:
+            running._data[...] = (mo * batch + keep * running._data.astype(_F)).astype(running._data.dtype)
+            running._bump_version()
 
 
 def batch_norm_16_bit_backward(

@@ -30,8 +30,12 @@ from ...kernels.softmax import softmax_backward_last_, softmax_last_
 from ...kernels.threads import astype, elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops._helpers import broadcast_error
+from ...ops.linalg import bmm
+from ...ops.mathfns import baddbmm
+from ...ops.opmath import is_low
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
+from .dropout import dropout
 from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -543,7 +547,9 @@ def multi_head_attention_forward(
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
 
     p = dropout_p if training else 0.0
-    if need_weights:
+    if need_weights and is_low(dtype):  # PyTorch's steps, each rounded to the 16-bit dtype
+        out, weights = _rounded_attention(q, k, v, attn_mask, p)
+    elif need_weights:
         out, weights = _attention(q, k, v, attn_mask, p, False, None)
     else:  # PyTorch's 4-d scaled_dot_product_attention (its CPU flash kernel without dropout)
         q, k, v = (t.reshape(bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
@@ -565,6 +571,18 @@ def multi_head_attention_forward(
     if unbatched:
         weights = weights.squeeze(0)
     return out, weights
+
+
+def _rounded_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float) -> tuple:
+    """``multi_head_attention_forward``'s weights and output as PyTorch composes them when
+    it returns the weights: the queries scaled by ``1/sqrt(head_dim)``, ``baddbmm`` with the
+    mask (``bmm`` without), ``softmax``, ``dropout``, ``bmm`` with the values."""
+    scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+    keys = k.transpose(-2, -1)
+    weights = (baddbmm(mask, scaled, keys) if mask is not None else bmm(scaled, keys)).softmax(-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    return bmm(weights, v), weights
 
 
 def _pad_last(mask: Tensor | None) -> Tensor | None:

@@ -313,16 +313,36 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     if geo.unbatched:
         g = g[None]
     w = weight._data
+    half = g.dtype == np.float16  # PyTorch's float16 convolution: its slow path's roundings
     gx = gw = gb = None
     if need_b:
-        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], math.prod(g.shape[2:])))
+        rows = g.reshape(g.shape[0], g.shape[1], math.prod(g.shape[2:]))
+        gb = np.einsum("ncm->c", rows, dtype=np.float32 if half else None)
     if need_w:
-        gw = _weight_grad(g, ctx.saved, w.shape, geo)
+        gw = (
+            _half_weight_grad(g, ctx.saved, w.shape, geo)
+            if half
+            else _weight_grad(g, ctx.saved, w.shape, geo)
+        )
     if need_x:
-        gx = _conv_input_grad(g, w, geo, ctx.padded_shape)
+        if half:
+            gx = _conv_columns.col2im_input_grad(g, w, geo, ctx.padded_shape, np.float16)
+        else:
+            gx = _conv_input_grad(g, w, geo, ctx.padded_shape)
         if geo.unbatched:
             gx = gx[0]
     return gx, gw, gb
+
+
+def _half_weight_grad(g: np.ndarray, saved: Any, w_shape: tuple, geo: _Geometry) -> np.ndarray:
+    """A float16 weight gradient as PyTorch's slow path sums it: one image's product at a
+    time, in float32, added to the float16 total and rounded."""
+    total = np.zeros(w_shape, np.float16)
+    for i in range(g.shape[0]):
+        part = (saved[0][i : i + 1], saved[1]) if isinstance(saved, tuple) else saved[i : i + 1]
+        product = _weight_grad(g[i : i + 1].astype(np.float32), part, w_shape, geo)
+        total = (total.astype(np.float32) + product).astype(np.float16)
+    return total
 
 
 def _conv(

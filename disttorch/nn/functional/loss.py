@@ -385,16 +385,52 @@ def cross_entropy(
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if is_low(input._data.dtype) and not label_smoothing and target._data.dtype.kind in "iu" and input.ndim:
+    if is_low(input._data.dtype) and target._data.dtype.kind in "iu" and input.ndim:
         # float16/bfloat16 class targets: PyTorch's own composition, which rounds the
         # log-probabilities to the 16-bit type before the loss adds them up
         log_probs = log_softmax_op(input, 1 if input.ndim > 1 else 0)
-        return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+        loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+        if not label_smoothing:
+            return loss
+        return _smoothed(loss, log_probs, target, weight, ignore_index, reduction, label_smoothing)
     if target.requires_grad and target._data.dtype.kind in "fVc":
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     if target._data.dtype.kind in "iub":
         _refuse_weight_grad(weight)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _smoothed(
+    nll: Tensor,
+    log_probs: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    reduction: str,
+    label_smoothing: float,
+) -> Tensor:
+    """Class-index cross-entropy with label smoothing composed as PyTorch composes it (its
+    16-bit results round at each step): ``(1 - ls) * nll + smooth * (ls / C)``, ``smooth``
+    the (weighted) sum of ``-log_probs`` over the classes, reduced as the loss is."""
+    dim = 1 if log_probs.ndim > 1 else 0
+    classes = log_probs.shape[dim]
+    ignored = target == ignore_index
+    if weight is not None:
+        shape = [1] * log_probs.ndim
+        shape[dim] = classes
+        smooth = -(log_probs * weight.view(shape)).sum(dim)
+    else:
+        smooth = -log_probs.sum(dim)
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        kept = ~ignored
+        total = (
+            weight.gather(0, target.masked_select(kept).flatten()).sum() if weight is not None else kept.sum()
+        )
+        smooth = smooth.sum() / total
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
 def _soft_cross_entropy(

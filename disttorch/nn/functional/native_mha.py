@@ -14,6 +14,8 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import is_autocast_enabled
 from ...autograd.grad_mode import is_grad_enabled
+from ...kernels.masked_softmax import masked_softmax_16_bit
+from ...ops.opmath import is_low
 from .linear import linear
 
 __all__ = ["fast_path_applies", "native_multi_head_attention"]
@@ -72,9 +74,12 @@ def native_multi_head_attention(
     )
     scores = q.matmul(k.transpose(-1, -2))
     hidden = _hidden(key_padding_mask, attn_mask, B, num_heads, T)
-    if hidden is not None:
-        scores = scores.masked_fill(hidden, float("-inf"))
-    weights = scores.softmax(-1)
+    if hidden is not None and is_low(scores._data.dtype):  # PyTorch's masked softmax, step by step
+        weights = Tensor._make(masked_softmax_16_bit(scores._data, hidden._data))
+    elif hidden is not None:
+        weights = scores.masked_fill(hidden, float("-inf")).softmax(-1)
+    else:
+        weights = scores.softmax(-1)
     if hidden is not None:
         weights = weights.masked_fill(hidden.all(-1, keepdim=True), 0.0)
     context = weights.matmul(v).transpose(1, 2).reshape(B, T, D)

@@ -289,6 +289,7 @@ class BatchNormEval(Function):
     """Batch norm with the running statistics (evaluation mode): an affine map per channel."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 and rounded once, as bfloat16 (PyTorch's kernel)
     _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
 
     @staticmethod

@@ -1,0 +1,97 @@
+"""Settings modules as PyTorch's (``torch._dynamo.config``, ``torch._inductor.config``):
+``patch(...)`` changes settings for a ``with`` block or a decorated function's calls,
+``get_config_copy()`` gives them as a dict, and an alias (``cache_size_limit``) reads and
+writes the setting it stands for. A name the module lacks is kept when set or patched (PyTorch
+raises for names it does not have, but it has many more settings than are listed here);
+reading one raises PyTorch's ``AttributeError``."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from types import FunctionType, ModuleType
+from typing import Any
+
+from ._public_name import package_name
+
+__all__ = ["install_config_module"]
+
+_UNSET = object()
+
+
+class _ConfigModule(ModuleType):
+    _settings: set[str]
+    _aliases: dict[str, str]
+
+    def _missing(self, name: str) -> AttributeError:
+        return AttributeError(f"{package_name()}.{self.__name__.partition('.')[2]}.{name} does not exist")
+
+    def __getattr__(self, name: str) -> Any:  # (only for names the module lacks)
+        target = type(self)._aliases.get(name) if name in type(self)._aliases else None
+        if target is None:
+            raise self._missing(name)
+        return getattr(self, target)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        name = type(self)._aliases.get(name, name)
+        if not name.startswith("_"):
+            type(self)._settings.add(name)
+        super().__setattr__(name, value)
+
+    def _resolve(self, dotted: str) -> tuple[Any, str]:
+        """The object holding setting ``dotted`` (``"triton.cudagraphs"``) and its last name."""
+        *path, last = dotted.split(".")
+        owner: Any = self
+        for part in path:
+            owner = getattr(owner, part)
+        return owner, type(self)._aliases.get(last, last) if owner is self else last
+
+    def patch(self, arg1: str | dict | None = None, arg2: Any = None, **kwargs: Any) -> Any:
+        """Settings changed while a ``with`` block or a decorated function's call runs:
+        ``patch("name", value)``, ``patch({"name": value})`` or ``patch(name=value)``."""
+        changes = dict(kwargs)
+        if isinstance(arg1, str):
+            changes[arg1] = arg2
+        elif isinstance(arg1, dict):
+            changes.update(arg1)
+        elif arg1 is not None:
+            raise TypeError(
+                f"patch() takes a setting's name or a dict of settings, not {type(arg1).__name__}"
+            )
+        targets = [(*self._resolve(name), value) for name, value in changes.items()]
+
+        @contextlib.contextmanager
+        def patched() -> Iterator[None]:
+            before = [(owner, name, getattr(owner, name, _UNSET)) for owner, name, _ in targets]
+            try:
+                for owner, name, value in targets:
+                    setattr(owner, name, value)
+                yield
+            finally:
+                for owner, name, value in reversed(before):
+                    if value is _UNSET:
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, value)
+
+        return patched()
+
+    def get_config_copy(self) -> dict[str, Any]:
+        """The settings (aliases left out), by name."""
+        own = vars(self)
+        return {name: own[name] for name in sorted(type(self)._settings) if name in own}
+
+
+def install_config_module(name: str, aliases: dict[str, str] | None = None) -> None:
+    """Make module ``name`` a settings module: its settings are its public attributes now
+    (not modules, classes or functions); ``aliases`` maps names to the settings they stand for."""
+    module = sys.modules[name]
+    settings = {
+        key
+        for key, value in vars(module).items()
+        if not key.startswith("_") and not isinstance(value, (ModuleType, type, FunctionType))
+    }
+    module.__class__ = type(
+        "ConfigModule", (_ConfigModule,), {"_settings": settings, "_aliases": dict(aliases or {})}
+    )
