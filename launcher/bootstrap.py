@@ -41,6 +41,7 @@ from typing import List, Optional
 
 from disttorch import _error_file, _fd_limit
 from disttorch._error_file import write_error_file
+from disttorch.as_torch import _script
 from disttorch.as_torch._script import run_script
 
 from .guardian import GUARDIAN_PID_ENV
@@ -60,7 +61,13 @@ _LIBRARY_ROOTS = tuple(
         sysconfig.get_paths()["platlib"],
     }
 )
-_SKIPPED_FILES = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
+#: The frames that start the program, left out of its traceback as ``python script.py`` shows it.
+_SKIPPED_FILES = {
+    os.path.abspath(__file__),
+    os.path.abspath(_script.__file__),
+    os.path.abspath(runpy.__file__),
+    "<frozen runpy>",
+}
 
 
 def _pin_cores() -> None:
@@ -70,7 +77,8 @@ def _pin_cores() -> None:
 
 
 def _user_traceback(tb: Optional[TracebackType]) -> Optional[TracebackType]:
-    """Drop the bootstrap and runpy frames from the front, as ``python script.py`` shows it."""
+    """Drop the bootstrap, script-runner and runpy frames from the front, as ``python
+    script.py`` shows it."""
     while tb is not None and (
         tb.tb_frame.f_code.co_filename in _SKIPPED_FILES
         or os.path.abspath(tb.tb_frame.f_code.co_filename) in _SKIPPED_FILES

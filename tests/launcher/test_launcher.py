@@ -226,6 +226,11 @@ def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
     assert "  ranks 0,2: stopped by the launcher (signal SIGTERM (15))" in summary
     if mode == "segv":  # faulthandler printed the Python stack of the crashed rank
         assert "[rank1]: Fatal Python error: Segmentation fault" in result.stderr
+    if mode == "raise":  # the rank's traceback starts at the script, as `python fail.py` shows it
+        assert re.search(
+            r"\[rank1\]: Traceback \(most recent call last\):\n\[rank1\]:   File \"[^\"]*fail\.py\"",
+            result.stderr,
+        ), result.stderr
     pids = recorded_pids(tmp_path)
     assert len(pids) == 5  # 3 ranks + the grandchildren of ranks 0 and 2
     assert_all_gone(pids)
