@@ -9,6 +9,7 @@ and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -83,6 +84,21 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return ", ".join(s + metavar for s in shown)
 
 
+#: torchrun's (and torch.distributed.launch's) options that disttorch-launch lacks, with what
+#: to do instead.
+_TORCHRUN_ONLY = {
+    "--local-addr": "set DISTTORCH_HOST_ADDR=ADDR, the address other nodes reach this node's ranks at",
+    "--logs-specs": "use --log-dir with --redirects or --tee",
+    "--event-log-handler": "the launcher prints its events; use --log-dir for files",
+    "--numa-binding": "use --cores-per-rank and --bind-cores",
+    "--signals-to-handle": "the launcher stops its ranks on SIGINT, SIGTERM and SIGHUP",
+    "--virtual-local-rank": "it is for GPUs; each rank's LOCAL_RANK is its own here",
+    "--duplicate-stdout-filters": "use --tee with --log-dir",
+    "--duplicate-stderr-filters": "use --tee with --log-dir",
+    "--use-env": "LOCAL_RANK is always in the workers' environment, as with torchrun: drop it",
+}
+
+
 class _Parser(argparse.ArgumentParser):
     """Argument errors are one line (what was wrong, what was expected) and a pointer to
     ``--help``, not the whole usage block before the message."""
@@ -90,7 +106,23 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if "required: script" in message:  # argparse's wording names the positional arguments
             message = "no script given: expected disttorch-launch [options] script.py [script args]"
+        elif message.startswith("unrecognized arguments: "):
+            message = self._unknown_option(message.split(": ", 1)[1].split()) or message
         self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+    def _unknown_option(self, args: List[str]) -> Optional[str]:
+        """Name the first unknown option: what torchrun's means here, or the closest of ours."""
+        typed = next((a.split("=")[0] for a in args if a.startswith("-")), None)
+        if typed is None:
+            return None
+        name = "--" + typed.lstrip("-").replace("_", "-")
+        if name in _TORCHRUN_ONLY:
+            return (
+                f"{typed} is a PyTorch launcher option disttorch-launch does not have: {_TORCHRUN_ONLY[name]}"
+            )
+        ours = [o for a in self._actions for o in a.option_strings if "_" not in o]
+        close = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
+        return f"unknown option {typed}" + (f"; did you mean {close[0]}?" if close else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,6 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="run_path",
         action="store_true",
         help="accepted for torchrun compatibility: scripts always run with runpy.run_path",
+    )
+    workers.add_argument(
+        *_flag("--start-method"),
+        dest="start_method",
+        choices=("spawn", "fork", "forkserver"),
+        default="spawn",
+        help="accepted for torchrun compatibility: every rank starts as a new Python process (spawn)",
     )
     workers.add_argument(
         *_flag("--as-torch"),
@@ -265,11 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
         "stacks before they are stopped (shows where they were stuck)",
     )
     watch.add_argument(
-        *_flag("--stop-grace"),
+        *_flag("--stop-grace", "--shutdown-timeout"),
         dest="stop_grace",
         default="5",
         metavar="S",
-        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)",
+        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5; "
+        "--shutdown-timeout is torchrun's name)",
     )
     watch.add_argument(
         *_flag("--inject-fault"),

@@ -71,7 +71,8 @@ def test_environment_and_ranks(tmp_path, nproc):
     assert len({env["DISTTORCH_ERROR_FILE"] for env in envs}) == nproc
     assert "[launcher] run " in result.stderr and "cores:" in result.stderr  # the assignment table, once
     assert result.stderr.count("cores:") == 1
-    assert f"all {nproc} ranks exited 0" in result.stderr
+    assert ("all 4 ranks exited 0" if nproc == 4 else "the rank exited 0") in result.stderr
+    assert ("4 local ranks 0..3 of world 4" if nproc == 4 else "1 local rank 0 of world 1") in result.stderr
 
 
 @pytest.mark.timeout(60)
@@ -397,6 +398,10 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
         ),
         (["--dump-stacks", "--no-python", "true"], "--dump-stacks needs Python workers"),
         (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
+        (["--nprocc", "2", str(ENV_DUMP)], "unknown option --nprocc; did you mean --nproc?"),
+        (["--master_prot=5", str(ENV_DUMP)], "unknown option --master_prot; did you mean --master-port?"),
+        (["--local_addr", "10.0.0.2", str(ENV_DUMP)], "--local_addr is a PyTorch launcher option"),
+        (["--use-env", str(ENV_DUMP)], "LOCAL_RANK is always in the workers' environment"),
     ],
 )
 def test_argument_errors(args, message, monkeypatch, capsys):
@@ -425,6 +430,12 @@ def test_argument_errors_are_one_line_without_the_usage_block(args, message, cap
     first, *rest = capsys.readouterr().err.splitlines()
     assert first.startswith("disttorch-launch: error: ") and message in first, first
     assert rest == ["(see disttorch-launch --help)"]
+
+
+def test_torchruns_start_method_and_shutdown_timeout_are_accepted(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    config = parse_args(["--start_method", "fork", "--shutdown-timeout", "3", str(ENV_DUMP)])
+    assert config.stop_grace == 3.0
 
 
 @pytest.mark.timeout(60)
