@@ -162,6 +162,8 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        if is_grad_enabled():
+            self.reducer.ensure_prior_reduction_finished()
         with trace.span("forward", "step"):
             active = self._notify_join_context()
             if self.require_forward_param_sync and self.broadcast_buffers:
