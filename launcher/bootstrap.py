@@ -125,6 +125,19 @@ def _user_frames(exc: BaseException, tb: Optional[TracebackType]) -> str:
     )
 
 
+def _add_hint(exc: BaseException) -> None:
+    """A PyTorch program run without the alias fails at ``import torch``: say how to run it."""
+    if (
+        isinstance(exc, ModuleNotFoundError)
+        and exc.name == "torch"
+        and os.environ.get("DISTTORCH_AS_TORCH") != "1"
+    ):
+        exc.msg = (
+            f"{exc.msg} (to run a PyTorch program on disttorch, launch it with "
+            "disttorch-launch --as-torch, or write import disttorch as torch)"
+        )
+
+
 def _run(argv: List[str]) -> None:
     if argv[0] == "-m":
         module = argv[1]
@@ -162,6 +175,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         raise
     except BaseException as exc:  # noqa: B902 - KeyboardInterrupt is a failure worth recording too
         _fd_limit.release()  # a rank out of descriptors can still write its record
+        _add_hint(exc)
         tb = _user_traceback(exc.__traceback__)
         # A peer's death or silence reported here names that peer: the launcher blames it, and
         # this rank's report is a consequence, shown without disttorch's internals.

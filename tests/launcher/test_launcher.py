@@ -432,6 +432,17 @@ def test_argument_errors_are_one_line_without_the_usage_block(args, message, cap
     assert rest == ["(see disttorch-launch --help)"]
 
 
+def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkeypatch):
+    from disttorch.launcher.bootstrap import _add_hint
+
+    monkeypatch.delenv("DISTTORCH_AS_TORCH", raising=False)
+    missing = [ModuleNotFoundError(f"No module named {n!r}", name=n) for n in ("torch", "torchvision")]
+    for exc in missing:
+        _add_hint(exc)
+    assert str(missing[0]).startswith("No module named 'torch' (to run a PyTorch program on disttorch")
+    assert "--as-torch" in str(missing[0]) and str(missing[1]) == "No module named 'torchvision'"
+
+
 def test_torchruns_start_method_and_shutdown_timeout_are_accepted(monkeypatch):
     monkeypatch.chdir(ROOT)
     config = parse_args(["--start_method", "fork", "--shutdown-timeout", "3", str(ENV_DUMP)])
