@@ -129,8 +129,8 @@ class StoreRendezvous:
             claims = self.store.add(f"node/{config.node_rank}", 1)
         except Exception as exc:  # noqa: BLE001 - any store error means the nodes cannot meet
             raise RendezvousError(
-                f"node {config.node_rank} could not "
-                f"{'host' if is_master else 'reach'} the agents' store at {where}: {exc}"
+                f"node {config.node_rank} could not {'host' if is_master else 'reach'} the agents' "
+                f"store at {where} (--master-addr/--master-port, waiting --join-timeout): {exc}"
             ) from None
         problem = None
         if nnodes != config.nnodes:

@@ -254,8 +254,11 @@ def test_tcp_master_on_a_busy_port_says_so():
 def test_tcp_client_without_server_times_out_naming_the_address():
     port = free_port()
     start = time.monotonic()
-    with pytest.raises(DistNetworkError, match=f"could not reach the store at 127.0.0.1:{port} within 0.5 s"):
+    with pytest.raises(
+        DistNetworkError, match=f"could not reach the store at 127.0.0.1:{port} within 0.5 s"
+    ) as info:
         TCPStore("127.0.0.1", port, timeout=timedelta(seconds=0.5))
+    assert "node 0's launcher" in str(info.value) and "--master-port" in str(info.value)
     assert time.monotonic() - start < 3
 
 

@@ -371,8 +371,9 @@ class TCPStore(Store):
             if now >= deadline:
                 if connecting:
                     raise DistNetworkError(
-                        f"could not reach the store at {self._where} within {patience:g} s: is the "
-                        "rank-0 process running, and are MASTER_ADDR/MASTER_PORT right?"
+                        f"could not reach the store at {self._where} within {patience:g} s: is its "
+                        "host running (rank 0; with disttorch-launch --nnodes, node 0's launcher), and "
+                        "are MASTER_ADDR/MASTER_PORT (--master-addr/--master-port) right?"
                     )
                 raise DistNetworkError(
                     f"the store at {self._where} did not answer {command.name} within {patience:g} s"
