@@ -20,6 +20,8 @@ from disttorch._faults import FAULT_ENV, parse_faults
 from .devices import plan_cores
 
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
+#: The port torchrun's ``--rdzv-endpoint HOST`` means when it names no port.
+_TORCHRUN_PORT = 29400
 #: Shortest job secret accepted, in bytes (128 bits; disttorch.distributed.auth refuses shorter ones too).
 MIN_SECRET_BYTES = 16
 STREAMS = {
@@ -226,8 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
         *_flag("--rdzv-endpoint"),
         dest="rdzv_endpoint",
         default=None,
-        metavar="HOST:PORT",
-        help="same as --master-addr HOST --master-port PORT",
+        metavar="HOST[:PORT]",
+        help="same as --master-addr HOST --master-port PORT (no PORT: 29400 on several nodes, "
+        "as torchrun, else a free one)",
     )
     nodes.add_argument(
         *_flag("--rdzv-backend"),
@@ -497,8 +500,10 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     master_addr, master_port = a.master_addr, a.master_port
     if a.rdzv_endpoint is not None:
         host, sep, port = a.rdzv_endpoint.rpartition(":")
-        if not sep or not host:
-            parser.error(f"--rdzv-endpoint: expected HOST:PORT, got {a.rdzv_endpoint!r}")
+        if not sep:  # a host alone: torchrun's default port on several nodes, else a free one
+            host, port = a.rdzv_endpoint, (str(_TORCHRUN_PORT) if nnodes > 1 else None)
+        if not host:
+            parser.error(f"--rdzv-endpoint: expected HOST[:PORT], got {a.rdzv_endpoint!r}")
         master_addr, master_port = master_addr or host, master_port or port
     if master_port is not None:
         master_port = int(_number(parser, "--master-port", master_port, int, 0))

@@ -443,10 +443,15 @@ def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkey
     assert "--as-torch" in str(missing[0]) and str(missing[1]) == "No module named 'torchvision'"
 
 
-def test_torchruns_start_method_and_shutdown_timeout_are_accepted(monkeypatch):
+def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accepted(monkeypatch):
     monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
     config = parse_args(["--start_method", "fork", "--shutdown-timeout", "3", str(ENV_DUMP)])
     assert config.stop_grace == 3.0
+    single = parse_args(["--rdzv-endpoint", "localhost", str(ENV_DUMP)])
+    assert (single.master_addr, single.master_port) == ("localhost", None)  # a free port
+    two = parse_args(["--nnodes", "2", "--rdzv_endpoint=10.0.0.1", str(ENV_DUMP)])
+    assert (two.master_addr, two.master_port) == ("10.0.0.1", 29400)  # torchrun's default
 
 
 @pytest.mark.timeout(60)
