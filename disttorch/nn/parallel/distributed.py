@@ -101,7 +101,7 @@ class DistributedDataParallel(Module):
             )
         dist = _dist()
         if not dist.is_initialized():
-            raise RuntimeError(
+            raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."
             )
         self.module = module
