@@ -63,6 +63,7 @@ class LaunchConfig:
     faults: str = ""
     job_secret: Optional[str] = None
     as_torch: bool = False
+    notes: List[str] = field(default_factory=list)  # said before the job starts
 
 
 def _flag(*names: str) -> List[str]:
@@ -99,6 +100,13 @@ _TORCHRUN_ONLY = {
     "--duplicate-stderr-filters": "use --tee with --log-dir",
     "--use-env": "LOCAL_RANK is always in the workers' environment, as with torchrun: drop it",
 }
+
+
+#: Options that shape the job: after the script they are the script's, which is seldom meant.
+_JOB_OPTIONS = frozenset(
+    _flag("--nproc-per-node", "--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port")
+    + _flag("--as-torch", "--standalone", "--max-restarts")
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -565,7 +573,15 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
                     f"(world size {nproc}: ranks 0..{nproc - 1})"
                 )
 
+    misplaced = [arg for arg in a.script_args if arg.split("=")[0] in _JOB_OPTIONS]
+    notes = []
+    if misplaced:
+        notes.append(
+            f"note: {' '.join(misplaced)} after the script is passed to the script, not to the "
+            f"launcher; launcher options go before it (disttorch-launch --nproc 2 {a.script} ...)"
+        )
     return LaunchConfig(
+        notes=notes,
         script=a.script,
         script_args=a.script_args,
         module=a.module,

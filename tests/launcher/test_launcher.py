@@ -432,6 +432,17 @@ def test_argument_errors_are_one_line_without_the_usage_block(args, message, cap
     assert rest == ["(see disttorch-launch --help)"]
 
 
+def test_launcher_options_after_the_script_are_noted(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    late = parse_args([str(ENV_DUMP), "out", "--nproc=2", "--as-torch"])
+    assert late.script_args == ["out", "--nproc=2", "--as-torch"] and late.nproc == 1
+    assert late.notes == [
+        "note: --nproc=2 --as-torch after the script is passed to the script, not to the launcher; "
+        f"launcher options go before it (disttorch-launch --nproc 2 {ENV_DUMP} ...)"
+    ]
+    assert parse_args([str(ENV_DUMP), "--epochs", "2"]).notes == []
+
+
 def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkeypatch):
     from disttorch.launcher.bootstrap import _add_hint
 
