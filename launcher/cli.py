@@ -530,6 +530,14 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     if a.no_python:
         if shutil.which(a.script) is None:
             parser.error(f"--no-python: program {a.script!r} not found on PATH or not executable")
+    elif a.module and a.script.endswith(".py") and os.path.isfile(a.script):
+        parser.error(
+            f"-m takes a module name, got the file name {a.script!r}: drop -m to run the file, "
+            f"or give -m {a.script[:-3].replace(os.sep, '.')}"
+        )
+    elif not a.module and os.path.isdir(a.script):
+        if not os.path.isfile(os.path.join(a.script, "__main__.py")):
+            parser.error(f"script {a.script!r} is a directory without a __main__.py; expected a Python file")
     elif not a.module and not os.path.isfile(a.script):
         parser.error(
             f"script {a.script!r} not found (looked in {os.getcwd()}); "

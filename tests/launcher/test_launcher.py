@@ -402,6 +402,12 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
         (["--master_prot=5", str(ENV_DUMP)], "unknown option --master_prot; did you mean --master-port?"),
         (["--local_addr", "10.0.0.2", str(ENV_DUMP)], "--local_addr is a PyTorch launcher option"),
         (["--use-env", str(ENV_DUMP)], "LOCAL_RANK is always in the workers' environment"),
+        (
+            ["-m", "tests/dist_helpers.py"],
+            "-m takes a module name, got the file name 'tests/dist_helpers.py': drop -m to run the "
+            "file, or give -m tests.dist_helpers",
+        ),
+        (["tests"], "script 'tests' is a directory without a __main__.py"),
     ],
 )
 def test_argument_errors(args, message, monkeypatch, capsys):
