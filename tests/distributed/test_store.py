@@ -263,6 +263,20 @@ def test_tcp_client_without_server_times_out_naming_the_address():
 
 
 @pytest.mark.timeout(30)
+def test_a_client_waiting_for_the_store_says_so_while_it_waits(monkeypatch, caplog):
+    from disttorch.distributed.store import tcp_store
+
+    monkeypatch.setattr(tcp_store, "CONNECT_NOTICE_S", 0.4)
+    port = free_port()
+    with pytest.raises(DistNetworkError, match="could not reach the store"):
+        TCPStore("127.0.0.1", port, timeout=timedelta(seconds=1))
+    notices = [r.getMessage() for r in caplog.records if "still trying to reach" in r.getMessage()]
+    assert 1 <= len(notices) <= 2, notices
+    assert notices[0].startswith(f"still trying to reach the store at 127.0.0.1:{port} after ")
+    assert "(giving up after 1 s): is its host (rank 0, or node 0's launcher) running" in notices[0]
+
+
+@pytest.mark.timeout(30)
 def test_tcp_client_retries_until_the_master_starts():
     port = free_port()
     result: dict[str, bytes] = {}
