@@ -288,7 +288,7 @@ class Agent:
             rank=rank,
             local_rank=local_rank,
             node_rank=world.node_rank,
-            cmd=self._command(),
+            cmd=self._command() + ([f"--local-rank={local_rank}"] if c.local_rank_arg else []),
             env=env,
             error_file=error_file,
             stdout_console=output.stdout if shown and "stdout" not in redirected else None,

@@ -63,6 +63,7 @@ class LaunchConfig:
     faults: str = ""
     job_secret: Optional[str] = None
     as_torch: bool = False
+    local_rank_arg: bool = False  # torch.distributed.launch's --local-rank=N after each script's args
     notes: List[str] = field(default_factory=list)  # said before the job starts
 
 
@@ -98,7 +99,6 @@ _TORCHRUN_ONLY = {
     "--virtual-local-rank": "it is for GPUs; each rank's LOCAL_RANK is its own here",
     "--duplicate-stdout-filters": "use --tee with --log-dir",
     "--duplicate-stderr-filters": "use --tee with --log-dir",
-    "--use-env": "LOCAL_RANK is always in the workers' environment, as with torchrun: drop it",
 }
 
 
@@ -183,6 +183,16 @@ def build_parser() -> argparse.ArgumentParser:
         dest="run_path",
         action="store_true",
         help="accepted for torchrun compatibility: scripts always run with runpy.run_path",
+    )
+    workers.add_argument(
+        *_flag("--use-env"),
+        dest="use_env",
+        action="store_true",
+        help="accepted for torch.distributed.launch compatibility: LOCAL_RANK is always in the "
+        "workers' environment",
+    )
+    workers.add_argument(
+        *_flag("--local-rank-arg"), dest="local_rank_arg", action="store_true", help=argparse.SUPPRESS
     )
     workers.add_argument(
         *_flag("--start-method"),
@@ -525,6 +535,9 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
 
     if a.module and a.no_python:
         parser.error("-m/--module and --no-python cannot be combined: a module needs Python")
+    local_rank_arg = a.local_rank_arg and not a.use_env
+    if local_rank_arg and a.no_python:
+        parser.error("When using the '--no-python' flag, you must also set the '--use-env' flag.")
     if a.dump_stacks and a.no_python:
         parser.error("--dump-stacks needs Python workers (faulthandler); it cannot be used with --no-python")
     if a.no_python:
@@ -617,4 +630,5 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         faults=faults,
         job_secret=_read_secret(parser, a.job_secret_file, nnodes),
         as_torch=a.as_torch,
+        local_rank_arg=local_rank_arg,
     )

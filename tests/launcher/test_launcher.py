@@ -401,7 +401,7 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
         (["--nprocc", "2", str(ENV_DUMP)], "unknown option --nprocc; did you mean --nproc?"),
         (["--master_prot=5", str(ENV_DUMP)], "unknown option --master_prot; did you mean --master-port?"),
         (["--local_addr", "10.0.0.2", str(ENV_DUMP)], "--local_addr is a PyTorch launcher option"),
-        (["--use-env", str(ENV_DUMP)], "LOCAL_RANK is always in the workers' environment"),
+        (["--numa-binding", "node", str(ENV_DUMP)], "use --cores-per-rank and --bind-cores"),
         (
             ["-m", "tests/dist_helpers.py"],
             "-m takes a module name, got the file name 'tests/dist_helpers.py': drop -m to run the "
@@ -447,6 +447,34 @@ def test_launcher_options_after_the_script_are_noted(monkeypatch):
         f"launcher options go before it (disttorch-launch --nproc 2 {ENV_DUMP} ...)"
     ]
     assert parse_args([str(ENV_DUMP), "--epochs", "2"]).notes == []
+
+
+@pytest.mark.timeout(60)
+def test_torch_distributed_launch_passes_each_script_its_local_rank(tmp_path):
+    script = tmp_path / "argv.py"
+    script.write_text("import os, sys; print(sys.argv[1:], os.environ['LOCAL_RANK'])\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "disttorch.distributed.launch", "--nproc_per_node", "2", script, "x"],
+        cwd=ROOT,
+        env=launcher_env(),
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "FutureWarning: The module torch.distributed.launch is deprecated" in done.stderr
+    for rank in (0, 1):
+        assert f"[rank{rank}]: ['x', '--local-rank={rank}'] {rank}" in done.stdout, done.stdout
+
+
+def test_torch_distributed_launch_flags(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert parse_args(["--local-rank-arg", str(ENV_DUMP)]).local_rank_arg
+    assert not parse_args(["--local-rank-arg", "--use_env", str(ENV_DUMP)]).local_rank_arg
+    assert not parse_args(["--use-env", str(ENV_DUMP)]).local_rank_arg
+    with pytest.raises(SystemExit):
+        parse_args(["--local-rank-arg", "--no-python", "true"])
+    assert "you must also set the '--use-env' flag" in capsys.readouterr().err
 
 
 def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkeypatch):
