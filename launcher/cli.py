@@ -88,8 +88,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return ", ".join(s + metavar for s in shown)
 
 
-#: torchrun's (and torch.distributed.launch's) options that disttorch-launch lacks, with what
-#: to do instead.
+#: torchrun's options that disttorch-launch lacks, with what to do instead.
 _TORCHRUN_ONLY = {
     "--local-addr": "set DISTTORCH_HOST_ADDR=ADDR, the address other nodes reach this node's ranks at",
     "--logs-specs": "use --log-dir with --redirects or --tee",
