@@ -20,10 +20,10 @@ from disttorch._faults import FAULT_ENV, parse_faults
 from .devices import plan_cores
 
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
-#: The port torchrun's ``--rdzv-endpoint HOST`` means when it names no port.
-_TORCHRUN_PORT = 29400
 #: Shortest job secret accepted, in bytes (128 bits; disttorch.distributed.auth refuses shorter ones too).
 MIN_SECRET_BYTES = 16
+#: The port torchrun's ``--rdzv-endpoint HOST`` means when it names no port.
+_TORCHRUN_PORT = 29400
 STREAMS = {
     0: frozenset(),
     1: frozenset({"stdout"}),
