@@ -64,6 +64,7 @@ def test_gpu_and_mpi_backends_raise_the_cpu_builds_error(tmp_path):
 
 
 @pytest.mark.parity
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch's about the backends' timeouts and MPI's ranks
 def test_missing_backends_as_pytorch(torch, tmp_path):
     ours = _init_errors(dt, tmp_path / "ours")
     theirs = _init_errors(torch, tmp_path / "theirs")
