@@ -3,7 +3,8 @@
 #   docker run --rm disttorch disttorch-launch --nproc 2 examples/train_digits.py
 FROM python:3.11-slim
 WORKDIR /disttorch
-COPY pyproject.toml README.md ./
+# setup.py installs the alias's .pth, which DISTTORCH_AS_TORCH=1 needs
+COPY pyproject.toml setup.py README.md ./
 COPY disttorch ./disttorch
 COPY launcher ./launcher
 COPY examples ./examples

@@ -7,7 +7,7 @@ a schedule (``Schedule1F1B``, or ``ScheduleGPipe`` with ``--gpipe``) cuts each b
 microbatches that flow through the stages: activations forward, gradients backward, over
 point-to-point messages. The last rank prints the loss of every step.
 
-    disttorch-launch --nproc 2 examples/pipeline_parallel.py
+    disttorch-launch --as-torch --nproc 2 examples/pipeline_parallel.py
     python -m disttorch.as_torch -m torch.distributed.run --nproc_per_node 2 examples/pipeline_parallel.py
     python -m torch.distributed.run --nproc_per_node 2 examples/pipeline_parallel.py   (PyTorch)
 

@@ -156,7 +156,8 @@ class Agent:
             say(format_lost_save(lost))
         failures = [e for e in exits if e.failed]
         if not failures and not notes:
-            say(f"all {len(exits)} ranks exited 0 ({time.monotonic() - started:.2f} s)")
+            who = f"all {len(exits)} ranks" if len(exits) > 1 else "the rank"
+            say(f"{who} exited 0 ({time.monotonic() - started:.2f} s)")
             return 0
         cause = self._print_failure(failures, exits, notes, attempt)
         self._causes.append((cause, time.monotonic() - started))
@@ -313,7 +314,7 @@ class Agent:
             rank=rank,
             local_rank=local_rank,
             node_rank=world.node_rank,
-            cmd=self._command(),
+            cmd=self._command() + ([f"--local-rank={local_rank}"] if c.local_rank_arg else []),
             env=env,
             error_file=error_file,
             stdout_console=output.stdout if shown and "stdout" not in redirected else None,
@@ -329,7 +330,8 @@ class Agent:
         ranks = list(range(world.rank_offset, world.rank_offset + c.nproc))
         nodes = f", node {c.node_rank} of {c.nnodes}" if c.nnodes > 1 else ""
         lines = [
-            f"run {world.run_id}: {c.nproc} local ranks {ranks[0]}..{ranks[-1]} of world {world.world_size}"
+            f"run {world.run_id}: {c.nproc} local rank{'s' if c.nproc > 1 else ''} "
+            f"{ranks[0]}{f'..{ranks[-1]}' if c.nproc > 1 else ''} of world {world.world_size}"
             f"{nodes}; MASTER_ADDR={world.master_addr} MASTER_PORT={world.master_port}"
         ]
         lines += format_plan(self.plan, ranks, self.threads)

@@ -41,6 +41,7 @@ from typing import List, Optional
 
 from disttorch import _error_file, _fd_limit
 from disttorch._error_file import write_error_file
+from disttorch.as_torch import _script
 from disttorch.as_torch._script import run_script
 
 from .guardian import GUARDIAN_PID_ENV
@@ -60,7 +61,13 @@ _LIBRARY_ROOTS = tuple(
         sysconfig.get_paths()["platlib"],
     }
 )
-_SKIPPED_FILES = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
+#: The frames that start the program, left out of its traceback as ``python script.py`` shows it.
+_SKIPPED_FILES = {
+    os.path.abspath(__file__),
+    os.path.abspath(_script.__file__),
+    os.path.abspath(runpy.__file__),
+    "<frozen runpy>",
+}
 
 
 def _pin_cores() -> None:
@@ -70,7 +77,8 @@ def _pin_cores() -> None:
 
 
 def _user_traceback(tb: Optional[TracebackType]) -> Optional[TracebackType]:
-    """Drop the bootstrap and runpy frames from the front, as ``python script.py`` shows it."""
+    """Drop the bootstrap, script-runner and runpy frames from the front, as ``python
+    script.py`` shows it."""
     while tb is not None and (
         tb.tb_frame.f_code.co_filename in _SKIPPED_FILES
         or os.path.abspath(tb.tb_frame.f_code.co_filename) in _SKIPPED_FILES
@@ -117,6 +125,19 @@ def _user_frames(exc: BaseException, tb: Optional[TracebackType]) -> str:
     )
 
 
+def _add_hint(exc: BaseException) -> None:
+    """A PyTorch program run without the alias fails at ``import torch``: say how to run it."""
+    if (
+        isinstance(exc, ModuleNotFoundError)
+        and exc.name == "torch"
+        and os.environ.get("DISTTORCH_AS_TORCH") != "1"
+    ):
+        exc.msg = (
+            f"{exc.msg} (to run a PyTorch program on disttorch, launch it with "
+            "disttorch-launch --as-torch, or write import disttorch as torch)"
+        )
+
+
 def _run(argv: List[str]) -> None:
     if argv[0] == "-m":
         module = argv[1]
@@ -154,6 +175,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         raise
     except BaseException as exc:  # noqa: B902 - KeyboardInterrupt is a failure worth recording too
         _fd_limit.release()  # a rank out of descriptors can still write its record
+        _add_hint(exc)
         tb = _user_traceback(exc.__traceback__)
         # A peer's death or silence reported here names that peer: the launcher blames it, and
         # this rank's report is a consequence, shown without disttorch's internals.

@@ -9,6 +9,7 @@ and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ SECRET_ENV = "DISTTORCH_JOB_SECRET"
 STOPPED_TIMEOUT_ENV = "DISTTORCH_STOPPED_TIMEOUT"
 #: Shortest job secret accepted, in bytes (128 bits; disttorch.distributed.auth refuses shorter ones too).
 MIN_SECRET_BYTES = 16
+#: The port torchrun's ``--rdzv-endpoint HOST`` means when it names no port.
+_TORCHRUN_PORT = 29400
 STREAMS = {
     0: frozenset(),
     1: frozenset({"stdout"}),
@@ -62,6 +65,8 @@ class LaunchConfig:
     faults: str = ""
     job_secret: Optional[str] = None
     as_torch: bool = False
+    local_rank_arg: bool = False  # torch.distributed.launch's --local-rank=N after each script's args
+    notes: List[str] = field(default_factory=list)  # said before the job starts
 
 
 def _flag(*names: str) -> List[str]:
@@ -85,6 +90,26 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return ", ".join(s + metavar for s in shown)
 
 
+#: torchrun's options that disttorch-launch lacks, with what to do instead.
+_TORCHRUN_ONLY = {
+    "--local-addr": "set DISTTORCH_HOST_ADDR=ADDR, the address other nodes reach this node's ranks at",
+    "--logs-specs": "use --log-dir with --redirects or --tee",
+    "--event-log-handler": "the launcher prints its events; use --log-dir for files",
+    "--numa-binding": "use --cores-per-rank and --bind-cores",
+    "--signals-to-handle": "the launcher stops its ranks on SIGINT, SIGTERM and SIGHUP",
+    "--virtual-local-rank": "it is for GPUs; each rank's LOCAL_RANK is its own here",
+    "--duplicate-stdout-filters": "use --tee with --log-dir",
+    "--duplicate-stderr-filters": "use --tee with --log-dir",
+}
+
+
+#: Options that shape the job: after the script they are the script's, which is seldom meant.
+_JOB_OPTIONS = frozenset(
+    _flag("--nproc-per-node", "--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port")
+    + _flag("--as-torch", "--standalone", "--max-restarts")
+)
+
+
 class _Parser(argparse.ArgumentParser):
     """Argument errors are one line (what was wrong, what was expected) and a pointer to
     ``--help``, not the whole usage block before the message."""
@@ -92,7 +117,23 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if "required: script" in message:  # argparse's wording names the positional arguments
             message = "no script given: expected disttorch-launch [options] script.py [script args]"
+        elif message.startswith("unrecognized arguments: "):
+            message = self._unknown_option(message.split(": ", 1)[1].split()) or message
         self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+    def _unknown_option(self, args: List[str]) -> Optional[str]:
+        """Name the first unknown option: what torchrun's means here, or the closest of ours."""
+        typed = next((a.split("=")[0] for a in args if a.startswith("-")), None)
+        if typed is None:
+            return None
+        name = "--" + typed.lstrip("-").replace("_", "-")
+        if name in _TORCHRUN_ONLY:
+            return (
+                f"{typed} is a PyTorch launcher option disttorch-launch does not have: {_TORCHRUN_ONLY[name]}"
+            )
+        ours = [o for a in self._actions for o in a.option_strings if "_" not in o]
+        close = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
+        return f"unknown option {typed}" + (f"; did you mean {close[0]}?" if close else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,6 +186,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="accepted for torchrun compatibility: scripts always run with runpy.run_path",
     )
     workers.add_argument(
+        *_flag("--use-env"),
+        dest="use_env",
+        action="store_true",
+        help="accepted for torch.distributed.launch compatibility: LOCAL_RANK is always in the "
+        "workers' environment",
+    )
+    workers.add_argument(
+        *_flag("--local-rank-arg"), dest="local_rank_arg", action="store_true", help=argparse.SUPPRESS
+    )
+    workers.add_argument(
+        *_flag("--start-method"),
+        dest="start_method",
+        choices=("spawn", "fork", "forkserver"),
+        default="spawn",
+        help="accepted for torchrun compatibility: every rank starts as a new Python process (spawn)",
+    )
+    workers.add_argument(
         *_flag("--as-torch"),
         dest="as_torch",
         action="store_true",
@@ -189,8 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
         *_flag("--rdzv-endpoint"),
         dest="rdzv_endpoint",
         default=None,
-        metavar="HOST:PORT",
-        help="same as --master-addr HOST --master-port PORT",
+        metavar="HOST[:PORT]",
+        help="same as --master-addr HOST --master-port PORT (no PORT: 29400 on several nodes, "
+        "as torchrun, else a free one)",
     )
     nodes.add_argument(
         *_flag("--rdzv-backend"),
@@ -267,11 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
         "stacks before they are stopped (shows where they were stuck)",
     )
     watch.add_argument(
-        *_flag("--stop-grace"),
+        *_flag("--stop-grace", "--shutdown-timeout"),
         dest="stop_grace",
         default="5",
         metavar="S",
-        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)",
+        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5; "
+        "--shutdown-timeout is torchrun's name)",
     )
     watch.add_argument(
         *_flag("--stopped-timeout"),
@@ -469,8 +529,10 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     master_addr, master_port = a.master_addr, a.master_port
     if a.rdzv_endpoint is not None:
         host, sep, port = a.rdzv_endpoint.rpartition(":")
-        if not sep or not host:
-            parser.error(f"--rdzv-endpoint: expected HOST:PORT, got {a.rdzv_endpoint!r}")
+        if not sep:  # a host alone: torchrun's default port on several nodes, else a free one
+            host, port = a.rdzv_endpoint, (str(_TORCHRUN_PORT) if nnodes > 1 else None)
+        if not host:
+            parser.error(f"--rdzv-endpoint: expected HOST[:PORT], got {a.rdzv_endpoint!r}")
         master_addr, master_port = master_addr or host, master_port or port
     if master_port is not None:
         master_port = int(_number(parser, "--master-port", master_port, int, 0))
@@ -484,11 +546,22 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
 
     if a.module and a.no_python:
         parser.error("-m/--module and --no-python cannot be combined: a module needs Python")
+    local_rank_arg = a.local_rank_arg and not a.use_env
+    if local_rank_arg and a.no_python:
+        parser.error("When using the '--no-python' flag, you must also set the '--use-env' flag.")
     if a.dump_stacks and a.no_python:
         parser.error("--dump-stacks needs Python workers (faulthandler); it cannot be used with --no-python")
     if a.no_python:
         if shutil.which(a.script) is None:
             parser.error(f"--no-python: program {a.script!r} not found on PATH or not executable")
+    elif a.module and a.script.endswith(".py") and os.path.isfile(a.script):
+        parser.error(
+            f"-m takes a module name, got the file name {a.script!r}: drop -m to run the file, "
+            f"or give -m {a.script[:-3].replace(os.sep, '.')}"
+        )
+    elif not a.module and os.path.isdir(a.script):
+        if not os.path.isfile(os.path.join(a.script, "__main__.py")):
+            parser.error(f"script {a.script!r} is a directory without a __main__.py; expected a Python file")
     elif not a.module and not os.path.isfile(a.script):
         parser.error(
             f"script {a.script!r} not found (looked in {os.getcwd()}); "
@@ -532,7 +605,15 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
                     f"(world size {nproc}: ranks 0..{nproc - 1})"
                 )
 
+    misplaced = [arg for arg in a.script_args if arg.split("=")[0] in _JOB_OPTIONS]
+    notes = []
+    if misplaced:
+        notes.append(
+            f"note: {' '.join(misplaced)} after the script is passed to the script, not to the "
+            f"launcher; launcher options go before it (disttorch-launch --nproc 2 {a.script} ...)"
+        )
     return LaunchConfig(
+        notes=notes,
         script=a.script,
         script_args=a.script_args,
         module=a.module,
@@ -561,4 +642,5 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         faults=faults,
         job_secret=_read_secret(parser, a.job_secret_file, nnodes),
         as_torch=a.as_torch,
+        local_rank_arg=local_rank_arg,
     )

@@ -79,6 +79,11 @@ def plan_cores(
         )
     if bind is False:
         note = "not pinned (--no-bind-cores)"
+    elif not enough and cores_per_rank is None:  # more ranks than cores
+        note = (
+            f"not pinned: {nproc} ranks share {len(usable)} usable cores and take turns on them "
+            "(--nproc auto runs one rank per core)"
+        )
     elif not enough:
         note = f"not pinned: {nproc} ranks x {per_rank} cores > {len(usable)} usable cores"
     else:

@@ -188,8 +188,9 @@ def format_summary(
     bar = "=" * 72
     if reported_by is None:
         headline = f"rank {root.rank} was the first to fail" + (f": {root.error()}" if root.error() else "")
-    elif root.returncode == 0:
-        headline = f"rank {root.rank} ended while rank {reported_by.rank} still needed it"
+    elif root.returncode >= 0 and not root.stopped:  # it exited by itself (sys.exit, os._exit)
+        ended = "ended" if root.returncode == 0 else f"exited with code {root.returncode}"
+        headline = f"rank {root.rank} {ended} while rank {reported_by.rank} still needed it"
     else:
         headline = f"rank {root.rank} stopped responding or died (reported by rank {reported_by.rank})"
     lines = [

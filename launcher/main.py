@@ -6,6 +6,7 @@ from typing import List, Optional
 
 from .agent import Agent
 from .cli import parse_args
+from .output import say
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -14,4 +15,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     0: every rank exited 0. 1: a rank failed (the summary says which and why).
     2: bad arguments. 128 + N: the launcher was stopped by signal N (130 for Ctrl-C).
     """
-    return Agent(parse_args(argv)).run()
+    config = parse_args(argv)
+    for note in config.notes:
+        say(note)
+    return Agent(config).run()

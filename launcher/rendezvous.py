@@ -20,6 +20,7 @@ stdlib-only). Keys, for attempt ``a``::
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import socket
 import time
@@ -31,6 +32,8 @@ from .failure import RankExit
 from .worker_env import WorldInfo
 
 REPORT_GRACE = 2.0  # seconds, beyond --stop-grace, to wait for other nodes' reports once a failure is known
+#: An agent waiting for other nodes says which, after this many seconds and every as many after.
+WAIT_NOTICE_S = 10.0
 
 
 class RendezvousError(RuntimeError):
@@ -88,6 +91,17 @@ class LocalRendezvous:
         pass
 
 
+class _SayHandler(logging.Handler):
+    """Shows the store client's warnings (still trying to reach node 0) as launcher lines."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.say = say
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.say(record.getMessage())
+
+
 class StoreRendezvous:
     """The multi-node case: agents meet at node 0's TCPStore (see the module docstring for keys)."""
 
@@ -101,6 +115,10 @@ class StoreRendezvous:
             ) from None
         self.config = config
         self._say = say
+        store_log = logging.getLogger("disttorch.distributed.store")
+        if not any(isinstance(h, _SayHandler) for h in store_log.handlers):
+            store_log.addHandler(_SayHandler(say))
+            store_log.propagate = False
         is_master = config.node_rank == 0
         where = f"{config.master_addr}:{config.master_port}"
         say(
@@ -183,20 +201,32 @@ class StoreRendezvous:
         )
 
     def _wait_for_nodes(self, keys: List[str]) -> None:
-        """Poll until every key exists; give up on ``aborted`` or after ``--join-timeout``."""
-        deadline = time.monotonic() + self.config.join_timeout
+        """Poll until every key exists; give up on ``aborted`` or after ``--join-timeout``,
+        saying every :data:`WAIT_NOTICE_S` seconds which nodes are awaited."""
+        started = time.monotonic()
+        deadline, notice = started + self.config.join_timeout, started + WAIT_NOTICE_S
+        advice = (
+            "is disttorch-launch running there with the same --nnodes, --master-addr, "
+            "--master-port and job secret?"
+        )
         while not self.store.check(keys):
             if self.store.check(["aborted"]):
                 raise RendezvousError(self.store.get("aborted").decode())
-            if time.monotonic() > deadline:
-                missing = [k.rsplit("/", 1)[-1] for k in keys if "nproc/" in k and not self.store.check([k])]
+            now = time.monotonic()
+            missing = [k.rsplit("/", 1)[-1] for k in keys if "nproc/" in k and not self.store.check([k])]
+            nodes = f"node(s) {', '.join(missing) or '0'}"
+            if now > deadline:
                 problem = (
-                    f"node(s) {', '.join(missing) or '0'} did not join within --join-timeout "
-                    f"{self.config.join_timeout:g} s: is disttorch-launch running there with the same "
-                    f"--nnodes, --master-addr, --master-port and job secret?"
+                    f"{nodes} did not join within --join-timeout {self.config.join_timeout:g} s: {advice}"
                 )
                 self.abort(problem)  # the agents that did join stop now too, with the same message
                 raise RendezvousError(problem)
+            if now >= notice:
+                self._say(
+                    f"waiting for {nodes} to join ({now - started:.0f} s of --join-timeout "
+                    f"{self.config.join_timeout:g} s): {advice}"
+                )
+                notice += WAIT_NOTICE_S
             time.sleep(self.config.monitor_interval)
 
     def abort(self, note: str) -> None:

@@ -190,18 +190,32 @@ def _timeout_seconds(timeout: timedelta | float | None) -> float:
     return seconds
 
 
+#: Backends a CPU build of PyTorch names but lacks, with the ``RuntimeError`` it raises for each.
+_NOT_BUILT_IN = {
+    "nccl": "Distributed package doesn't have NCCL built in",
+    "xccl": "Distributed package doesn't have XCCL built in",
+    "mpi": "Distributed package doesn't have MPI built in. MPI is only included if you build "
+    "PyTorch from source on a host that has MPI installed.",
+}
+
+
 def _backend_name(backend: str | None) -> str:
+    """The backend to run: ``None``, ``"zmq"`` and ``"gloo"`` (also as the ``cpu:`` part of
+    ``"cpu:gloo,cuda:nccl"``) name disttorch's. A GPU or MPI backend raises PyTorch's CPU-build
+    ``RuntimeError``; any other name ``ValueError``."""
     if backend is None:
         return "zmq"
     name = str(backend).lower()
     if name.startswith("cpu:"):  # "cpu:gloo,cuda:nccl" style
         name = name.split(",")[0][4:]
-    if name not in _BACKENDS:
-        raise ValueError(
-            f"backend {backend!r} is not available: disttorch runs collectives over "
-            f"ZeroMQ on CPUs; use None, 'zmq' or 'gloo' (both name that backend)"
-        )
-    return name
+    if name in _BACKENDS:
+        return name
+    hint = "disttorch runs collectives over ZeroMQ on CPUs: use backend='gloo' or leave it out"
+    for part in name.split(","):
+        missing = _NOT_BUILT_IN.get(part.rpartition(":")[2])
+        if missing:
+            raise RuntimeError(f"{missing} ({hint})")
+    raise ValueError(f"backend {backend!r} is not available: {hint} ('zmq' names the same backend)")
 
 
 def init_process_group(
@@ -220,7 +234,8 @@ def init_process_group(
     Args:
         backend: ``None``, ``"zmq"`` or ``"gloo"``: all select disttorch's ZeroMQ backend
             (``"gloo"`` is accepted so PyTorch CPU scripts run unchanged, and is what
-            :func:`get_backend` then reports). GPU backends raise ``ValueError``.
+            :func:`get_backend` then reports). ``"nccl"``, ``"xccl"`` and ``"mpi"`` raise
+            PyTorch's CPU-build ``RuntimeError``; other names ``ValueError``.
         init_method: ``"env://"`` (default: ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
             ``MASTER_PORT``), ``"tcp://host:port"`` or ``"file://path"``. Exclusive with
             ``store``.

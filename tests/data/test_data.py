@@ -330,3 +330,29 @@ def test_distributed_sampler_pads_shards_and_reshuffles_per_epoch():
     assert len(DistributedSampler(ds, 4, 0, drop_last=True)) == 2
     with pytest.raises(ValueError, match="Invalid rank"):
         DistributedSampler(ds, 2, 2)
+
+
+def _before_init_process_group(L) -> list:
+    """What DistributedSampler and DDP raise when no process group exists yet."""
+    out = []
+    for make in (
+        lambda: L.utils.data.DistributedSampler([0, 1]),
+        lambda: L.nn.parallel.DistributedDataParallel(L.nn.Linear(2, 2)),
+    ):
+        with pytest.raises(Exception) as info:
+            make()
+        out.append((type(info.value), str(info.value)))
+    return out
+
+
+def test_sampler_and_ddp_before_init_process_group_raise_valueerror():
+    for kind, text in _before_init_process_group(dt):
+        assert kind is ValueError and text.startswith("Default process group has not been initialized")
+
+
+@pytest.mark.parity
+def test_sampler_and_ddp_before_init_process_group_as_pytorch(torch):
+    for (kind, text), (torch_kind, torch_text) in zip(
+        _before_init_process_group(dt), _before_init_process_group(torch)
+    ):
+        assert kind is torch_kind and text.startswith(torch_text), (text, torch_text)

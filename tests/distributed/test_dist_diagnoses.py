@@ -186,5 +186,10 @@ def test_the_launcher_blames_the_peer_a_rank_reported():
     assert "rank 0 ended while rank 1 still needed it" in format_summary(
         root, [early, reporter], 0, 0, reported_by=by
     )
+    exited = rank_exit(0, 2, 9.0)  # sys.exit(2)
+    root, by = blame(reporter, [exited, reporter])
+    assert "rank 0 exited with code 2 while rank 1 still needed it" in format_summary(
+        root, [exited, reporter], 0, 0, reported_by=by
+    )
     plain = rank_exit(1, 1, 10.0, record={"error": "ValueError: x"})
     assert blame(plain, [frozen, plain]) == (plain, None)

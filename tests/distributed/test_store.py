@@ -254,9 +254,26 @@ def test_tcp_master_on_a_busy_port_says_so():
 def test_tcp_client_without_server_times_out_naming_the_address():
     port = free_port()
     start = time.monotonic()
-    with pytest.raises(DistNetworkError, match=f"could not reach the store at 127.0.0.1:{port} within 0.5 s"):
+    with pytest.raises(
+        DistNetworkError, match=f"could not reach the store at 127.0.0.1:{port} within 0.5 s"
+    ) as info:
         TCPStore("127.0.0.1", port, timeout=timedelta(seconds=0.5))
+    assert "node 0's launcher" in str(info.value) and "--master-port" in str(info.value)
     assert time.monotonic() - start < 3
+
+
+@pytest.mark.timeout(30)
+def test_a_client_waiting_for_the_store_says_so_while_it_waits(monkeypatch, caplog):
+    from disttorch.distributed.store import tcp_store
+
+    monkeypatch.setattr(tcp_store, "CONNECT_NOTICE_S", 0.4)
+    port = free_port()
+    with pytest.raises(DistNetworkError, match="could not reach the store"):
+        TCPStore("127.0.0.1", port, timeout=timedelta(seconds=1))
+    notices = [r.getMessage() for r in caplog.records if "still trying to reach" in r.getMessage()]
+    assert 1 <= len(notices) <= 2, notices
+    assert notices[0].startswith(f"still trying to reach the store at 127.0.0.1:{port} after ")
+    assert "(giving up after 1 s): is its host (rank 0, or node 0's launcher) running" in notices[0]
 
 
 @pytest.mark.timeout(30)

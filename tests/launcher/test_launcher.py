@@ -71,7 +71,8 @@ def test_environment_and_ranks(tmp_path, nproc):
     assert len({env["DISTTORCH_ERROR_FILE"] for env in envs}) == nproc
     assert "[launcher] run " in result.stderr and "cores:" in result.stderr  # the assignment table, once
     assert result.stderr.count("cores:") == 1
-    assert f"all {nproc} ranks exited 0" in result.stderr
+    assert ("all 4 ranks exited 0" if nproc == 4 else "the rank exited 0") in result.stderr
+    assert ("4 local ranks 0..3 of world 4" if nproc == 4 else "1 local rank 0 of world 1") in result.stderr
 
 
 @pytest.mark.timeout(60)
@@ -226,6 +227,11 @@ def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
     assert "  ranks 0,2: stopped by the launcher (signal SIGTERM (15))" in summary
     if mode == "segv":  # faulthandler printed the Python stack of the crashed rank
         assert "[rank1]: Fatal Python error: Segmentation fault" in result.stderr
+    if mode == "raise":  # the rank's traceback starts at the script, as `python fail.py` shows it
+        assert re.search(
+            r"\[rank1\]: Traceback \(most recent call last\):\n\[rank1\]:   File \"[^\"]*fail\.py\"",
+            result.stderr,
+        ), result.stderr
     pids = recorded_pids(tmp_path)
     assert len(pids) == 5  # 3 ranks + the grandchildren of ranks 0 and 2
     assert_all_gone(pids)
@@ -392,6 +398,16 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
         ),
         (["--dump-stacks", "--no-python", "true"], "--dump-stacks needs Python workers"),
         (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
+        (["--nprocc", "2", str(ENV_DUMP)], "unknown option --nprocc; did you mean --nproc?"),
+        (["--master_prot=5", str(ENV_DUMP)], "unknown option --master_prot; did you mean --master-port?"),
+        (["--local_addr", "10.0.0.2", str(ENV_DUMP)], "--local_addr is a PyTorch launcher option"),
+        (["--numa-binding", "node", str(ENV_DUMP)], "use --cores-per-rank and --bind-cores"),
+        (
+            ["-m", "tests/dist_helpers.py"],
+            "-m takes a module name, got the file name 'tests/dist_helpers.py': drop -m to run the "
+            "file, or give -m tests.dist_helpers",
+        ),
+        (["tests"], "script 'tests' is a directory without a __main__.py"),
     ],
 )
 def test_argument_errors(args, message, monkeypatch, capsys):
@@ -420,6 +436,67 @@ def test_argument_errors_are_one_line_without_the_usage_block(args, message, cap
     first, *rest = capsys.readouterr().err.splitlines()
     assert first.startswith("disttorch-launch: error: ") and message in first, first
     assert rest == ["(see disttorch-launch --help)"]
+
+
+def test_launcher_options_after_the_script_are_noted(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    late = parse_args([str(ENV_DUMP), "out", "--nproc=2", "--as-torch"])
+    assert late.script_args == ["out", "--nproc=2", "--as-torch"] and late.nproc == 1
+    assert late.notes == [
+        "note: --nproc=2 --as-torch after the script is passed to the script, not to the launcher; "
+        f"launcher options go before it (disttorch-launch --nproc 2 {ENV_DUMP} ...)"
+    ]
+    assert parse_args([str(ENV_DUMP), "--epochs", "2"]).notes == []
+
+
+@pytest.mark.timeout(60)
+def test_torch_distributed_launch_passes_each_script_its_local_rank(tmp_path):
+    script = tmp_path / "argv.py"
+    script.write_text("import os, sys; print(sys.argv[1:], os.environ['LOCAL_RANK'])\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "disttorch.distributed.launch", "--nproc_per_node", "2", script, "x"],
+        cwd=ROOT,
+        env=launcher_env(),
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "FutureWarning: The module torch.distributed.launch is deprecated" in done.stderr
+    for rank in (0, 1):
+        assert f"[rank{rank}]: ['x', '--local-rank={rank}'] {rank}" in done.stdout, done.stdout
+
+
+def test_torch_distributed_launch_flags(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert parse_args(["--local-rank-arg", str(ENV_DUMP)]).local_rank_arg
+    assert not parse_args(["--local-rank-arg", "--use_env", str(ENV_DUMP)]).local_rank_arg
+    assert not parse_args(["--use-env", str(ENV_DUMP)]).local_rank_arg
+    with pytest.raises(SystemExit):
+        parse_args(["--local-rank-arg", "--no-python", "true"])
+    assert "you must also set the '--use-env' flag" in capsys.readouterr().err
+
+
+def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkeypatch):
+    from disttorch.launcher.bootstrap import _add_hint
+
+    monkeypatch.delenv("DISTTORCH_AS_TORCH", raising=False)
+    missing = [ModuleNotFoundError(f"No module named {n!r}", name=n) for n in ("torch", "torchvision")]
+    for exc in missing:
+        _add_hint(exc)
+    assert str(missing[0]).startswith("No module named 'torch' (to run a PyTorch program on disttorch")
+    assert "--as-torch" in str(missing[0]) and str(missing[1]) == "No module named 'torchvision'"
+
+
+def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accepted(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
+    config = parse_args(["--start_method", "fork", "--shutdown-timeout", "3", str(ENV_DUMP)])
+    assert config.stop_grace == 3.0
+    single = parse_args(["--rdzv-endpoint", "localhost", str(ENV_DUMP)])
+    assert (single.master_addr, single.master_port) == ("localhost", None)  # a free port
+    two = parse_args(["--nnodes", "2", "--rdzv_endpoint=10.0.0.1", str(ENV_DUMP)])
+    assert (two.master_addr, two.master_port) == ("10.0.0.1", 29400)  # torchrun's default
 
 
 @pytest.mark.timeout(60)

@@ -171,3 +171,25 @@ def test_a_second_agent_for_a_node_of_a_running_job_is_refused_and_the_job_still
     for code, _, err in finish(nodes):
         assert code == 0, err
         assert "restart 1 of 1" in err and "all 4 ranks exited 0" in err, err
+
+
+def test_an_agent_waiting_for_nodes_says_which_while_it_waits(monkeypatch):
+    from disttorch.launcher import rendezvous
+    from disttorch.launcher.cli import LaunchConfig
+
+    class NoNodes:  # a store no other node has written to
+        def check(self, keys):
+            return False
+
+        def compare_set(self, key, expected, value):
+            pass
+
+    monkeypatch.setattr(rendezvous, "WAIT_NOTICE_S", 0.1)
+    agent = object.__new__(rendezvous.StoreRendezvous)
+    said = []
+    agent.config = LaunchConfig("x.py", [], nnodes=3, join_timeout=0.35, monitor_interval=0.02)
+    agent.store, agent._say = NoNodes(), said.append
+    with pytest.raises(rendezvous.RendezvousError, match=r"node\(s\) 1, 2 did not join within"):
+        agent._wait_for_nodes(["attempt0/nproc/1", "attempt0/nproc/2"])
+    assert 2 <= len(said) <= 3, said
+    assert said[0].startswith("waiting for node(s) 1, 2 to join (0 s of --join-timeout 0.35 s): is ")

@@ -25,6 +25,13 @@ def test_a_rank_runs_one_thread_per_core_it_has():
     )
 
 
+def test_more_ranks_than_cores_are_said_to_take_turns():
+    assert plan_cores(8, None, None, usable=[0, 1]).note == (
+        "not pinned: 8 ranks share 2 usable cores and take turns on them (--nproc auto runs one rank per core)"
+    )
+    assert plan_cores(2, 2, None, usable=[0, 1]).note == "not pinned: 2 ranks x 2 cores > 2 usable cores"
+
+
 def test_the_users_omp_num_threads_is_every_library_s_count():
     plan = plan_cores(2, None, None, usable=[0, 1, 2, 3])
     threads = plan_threads(plan, {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "5"})

@@ -41,7 +41,13 @@ def test_compose_file_describes_two_nodes_of_two_ranks_training_digits():
         assert env["DISTTORCH_SAME_HOST_TRANSPORT"] == "tcp"
         assert svc[name]["build"] == "."
     assert svc["node1"]["depends_on"] == ["node0"]
-    assert "COPY examples ./examples" in (ROOT / "Dockerfile").read_text()
+    copied = " ".join(
+        line.split("#")[0]
+        for line in (ROOT / "Dockerfile").read_text().splitlines()
+        if line.startswith("COPY ")
+    ).split()
+    for name in ("pyproject.toml", "setup.py", "disttorch", "launcher", "examples"):  # what the build reads
+        assert name in copied, f"the Dockerfile does not copy {name}"
 
 
 def node_command(command, port, checkpoints):

@@ -337,6 +337,10 @@ def _unused(rank, world, find_unused):
     loss = ddp(torch.randn(3, 4))
     try:
         loss.backward()
+        with torch.no_grad():
+            ddp(torch.randn(3, 4))  # evaluating is allowed, as in PyTorch
+        if not find_unused:  # the next training forward raises what the backward left undone
+            ddp(torch.randn(3, 4))
     except RuntimeError as e:
         dist.destroy_process_group()
         return "error", str(e)
@@ -355,9 +359,14 @@ def test_find_unused_parameters_true_handles_skipped_parameters():
 @pytest.mark.timeout(60)
 def test_unused_parameter_without_find_unused_names_it_instead_of_hanging():
     results = run_ranks(_unused, 2, args=(False,), timeout=45)
-    for status, msg in results:
+    for rank, (status, msg) in enumerate(results):
         assert status == "error"
-        assert "never_used.weight" in msg and "find_unused_parameters=True" in msg
+        assert msg.startswith("Expected to have finished reduction in the prior iteration"), msg
+        assert "`find_unused_parameters=True`" in msg
+        unused = "4 5" if rank == 0 else "2 3 4 5"
+        assert f"Parameter indices which did not receive grad for rank {rank}: {unused}\n" in msg
+        assert f"Parameters which did not receive grad for rank {rank}: " in msg
+        assert "never_used.weight" in msg
 
 
 def _mismatch(rank, world):

@@ -36,3 +36,37 @@ def test_cpu_build_answers():
 @pytest.mark.parity
 def test_as_pytorch(torch):
     assert _facts(dt) == _facts(torch)
+
+
+_MISSING_BACKENDS = ("nccl", "NCCL", "xccl", "mpi", "cuda:nccl")
+
+
+def _init_errors(L, path) -> list:
+    """What ``init_process_group(backend)`` raises for the backends a CPU build lacks."""
+    out = []
+    for backend in _MISSING_BACKENDS:
+        with pytest.raises(Exception) as info:
+            L.distributed.init_process_group(backend, init_method=f"file://{path}", rank=0, world_size=1)
+        out.append((type(info.value), str(info.value)))
+    return out
+
+
+def test_gpu_and_mpi_backends_raise_the_cpu_builds_error(tmp_path):
+    errors = _init_errors(dt, tmp_path / "store")
+    assert [kind for kind, _ in errors] == [RuntimeError] * len(_MISSING_BACKENDS)
+    assert errors[0][1] == (
+        "Distributed package doesn't have NCCL built in (disttorch runs collectives over ZeroMQ "
+        "on CPUs: use backend='gloo' or leave it out)"
+    )
+    assert not dt.distributed.is_initialized()
+    with pytest.raises(ValueError, match="backend 'glooo' is not available: disttorch runs"):
+        dt.distributed.init_process_group("glooo")
+
+
+@pytest.mark.parity
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch's about the backends' timeouts and MPI's ranks
+def test_missing_backends_as_pytorch(torch, tmp_path):
+    ours = _init_errors(dt, tmp_path / "ours")
+    theirs = _init_errors(torch, tmp_path / "theirs")
+    for (kind, text), (torch_kind, torch_text) in zip(ours, theirs):
+        assert kind is torch_kind and text.startswith(torch_text), (text, torch_text)

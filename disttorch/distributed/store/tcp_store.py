@@ -14,6 +14,7 @@ again; any other raises. A new client's ``HELLO`` that a retiring server turns a
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -31,6 +32,10 @@ from . import protocol
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
 from .protocol import Command, Status
 from .tcp_server import AUTH_ERROR_PREFIX, HANDSHAKE_TIMEOUT_MS, RETIRING, StoreServer
+
+logger = logging.getLogger("disttorch.distributed.store")
+#: A client still trying to reach the store says so after this many seconds, and every as many after.
+CONNECT_NOTICE_S = 10.0
 
 #: Where the master's own client connects when the server listens on all interfaces.
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
@@ -364,15 +369,26 @@ class TCPStore(Store):
         request (``frames``) again if it is repeatable (else raises), and close() from
         another thread raises.
         """
-        deadline = time.monotonic() + patience
+        started = time.monotonic()
+        deadline, notice = started + patience, started + CONNECT_NOTICE_S
         handshakes = self._watcher.handshakes
         while True:
             now = time.monotonic()
+            if connecting and now >= notice < deadline:  # a wait that may last minutes: say why
+                logger.warning(
+                    "still trying to reach the store at %s after %.0f s (giving up after %g s): is its "
+                    "host (rank 0, or node 0's launcher) running, and are MASTER_ADDR/MASTER_PORT right?",
+                    self._where,
+                    now - started,
+                    patience,
+                )
+                notice += CONNECT_NOTICE_S
             if now >= deadline:
                 if connecting:
                     raise DistNetworkError(
-                        f"could not reach the store at {self._where} within {patience:g} s: is the "
-                        "rank-0 process running, and are MASTER_ADDR/MASTER_PORT right?"
+                        f"could not reach the store at {self._where} within {patience:g} s: is its "
+                        "host running (rank 0; with disttorch-launch --nnodes, node 0's launcher), and "
+                        "are MASTER_ADDR/MASTER_PORT (--master-addr/--master-port) right?"
                     )
                 raise DistNetworkError(
                     f"the store at {self._where} did not answer {command.name} within {patience:g} s"

@@ -101,7 +101,7 @@ class DistributedDataParallel(Module):
             )
         dist = _dist()
         if not dist.is_initialized():
-            raise RuntimeError(
+            raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."
             )
         self.module = module
@@ -162,6 +162,8 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        if is_grad_enabled():
+            self.reducer.ensure_prior_reduction_finished()
         with trace.span("forward", "step"):
             active = self._notify_join_context()
             if self.require_forward_param_sync and self.broadcast_buffers:

@@ -154,6 +154,7 @@ class Reducer:
         self._armed = False
         self._callback_queued = False
         self._finalizing = False
+        self._unreduced: list[int] = []  # parameters the last backward left without a gradient
         self._next = 0
         self._ready = np.zeros(len(self.params), dtype=np.bool_)
         self._used = np.zeros(len(self.params), dtype=np.bool_)
@@ -334,14 +335,31 @@ class Reducer:
                 self._write_grad(p, b.slot(slot), globally_used)
         trace.end("wait for buckets", start, "ddp")
         self._reduce_sparse(globally_used, local=True)
-        if missing and not self.find_unused:
-            names = ", ".join(self.names[i] for i in missing)
-            raise RuntimeError(
-                "DistributedDataParallel: parameters received no gradient in this backward "
-                f"pass: {names} (indices {missing}). Either make every parameter take part in "
-                "computing the loss, or construct DistributedDataParallel with "
-                "find_unused_parameters=True."
-            )
+        self._unreduced = [] if self.find_unused else missing
+
+    def ensure_prior_reduction_finished(self) -> None:
+        """Raise PyTorch's error, naming the parameters, when the last synchronised backward
+        left parameters without a gradient and ``find_unused_parameters`` is off (called by
+        the next forward with grad enabled, where PyTorch raises it)."""
+        if not self._unreduced:
+            return
+        from ...distributed.groups import get_rank
+
+        rank = get_rank(self.process_group)
+        raise RuntimeError(
+            "Expected to have finished reduction in the prior iteration before starting a new one. "
+            "This error indicates that your module has parameters that were not used in producing "
+            "loss. You can enable unused parameter detection by passing the keyword argument "
+            "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by "
+            "\nmaking sure all `forward` function outputs participate in calculating loss. \nIf you "
+            "already have done the above, then the distributed data parallel module wasn't able to "
+            "locate the output tensors in the return value of your module's `forward` function. "
+            "Please include the loss function and the structure of the return value of `forward` of "
+            "your module when reporting this issue (e.g. list, dict, iterable).\nParameter indices "
+            f"which did not receive grad for rank {rank}: {' '.join(map(str, self._unreduced))}\n"
+            f"Parameters which did not receive grad for rank {rank}: "
+            + ", ".join(self.names[i] for i in self._unreduced)
+        )
 
     @staticmethod
     def _wait_bucket(b: _Bucket) -> Any:

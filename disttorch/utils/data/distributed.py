@@ -33,10 +33,11 @@ class DistributedSampler(Sampler[T_co]):
         if num_replicas is None or rank is None:
             from ... import distributed as dist
 
-            if not dist.is_available() or not dist.is_initialized():
-                raise RuntimeError(
-                    "Requires distributed package to be available and initialized "
-                    "(or pass num_replicas and rank)"
+            if not dist.is_initialized():  # PyTorch's error (from get_world_size), with a hint
+                raise ValueError(
+                    "Default process group has not been initialized, please make sure to call "
+                    "init_process_group. (DistributedSampler reads num_replicas and rank from it; "
+                    "or pass them)"
                 )
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
