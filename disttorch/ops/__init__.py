@@ -51,6 +51,7 @@ from . import (
     view_copies,
 )
 from ._numpy_names import accept_numpy_names
+from .tensor_only import NO_ARRAYS, refuse_arrays
 
 FAMILIES = [
     complex,  # first: its result_type (of tensors and numbers) is the public one
@@ -89,7 +90,8 @@ def _reflected(fn: Any) -> Any:
 def _bind() -> None:
     for mod in FAMILIES:
         for name in mod.TENSOR_METHODS:
-            setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
+            method = accept_numpy_names(getattr(mod, name))
+            setattr(Tensor, name, refuse_arrays(method, name, method=True) if name in NO_ARRAYS else method)
     tensor_attributes.bind()
     complex.bind()
     for name, fn in _storage.TENSOR_METHODS.items():

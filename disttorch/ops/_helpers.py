@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type, scalar_type_name
+from .._dtype import get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._public_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from ..kernels.threads import astype, elementwise
@@ -28,8 +28,8 @@ wrap_dim = _wrap_dim
 
 
 def arr(x: Any) -> Any:
-    """The NumPy array of a tensor; Python scalars pass through."""
-    return x._data if isinstance(x, Tensor) else x
+    """The NumPy array of a tensor; Python scalars pass through, NumPy scalars become them."""
+    return x._data if isinstance(x, Tensor) else python_scalar(x)
 
 
 def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
@@ -49,8 +49,8 @@ def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.nd
     """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages (on
     the op's threads when the result is large). ``exact_scalar``: a number (or 0-d tensor)
     as ``b`` of a 16-bit float op enters unrounded, as in PyTorch's ``mul`` and ``div``."""
-    xa = a._data if isinstance(a, Tensor) else a
-    xb = b._data if isinstance(b, Tensor) else b
+    xa = a._data if isinstance(a, Tensor) else python_scalar(a)
+    xb = b._data if isinstance(b, Tensor) else python_scalar(b)
     rt = result_type(xa, xb)
     if rt.kind in "fc" and rt.itemsize >= 4:
         # PyTorch computes in the result dtype: an integer tensor, or a 0-d tensor of a wider

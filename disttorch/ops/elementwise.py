@@ -53,6 +53,7 @@ from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
 from .opmath import SCALAR_TAIL, computed_in_float32, is_low, low_result, round_scalar_tail, scalar_of
+from .scalar_self import number_self
 
 __all__ = [
     "add",
@@ -1196,11 +1197,13 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return Tensor._make(np.trunc(binary(np.true_divide, input, other)))
 
 
+@number_self
 def pow(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent``; either may be a Python number."""
     return Pow.apply(input, exponent)
 
 
+@number_self
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64 (complex128 when either is complex)."""
     complex_ = any(

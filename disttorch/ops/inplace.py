@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _random
-from .._dtype import checked_scalar, get_default_dtype, result_type, scalar_type_name
+from .._dtype import checked_scalar, get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._meta_array import MetaArray
 from .._random import _gen
 from .._tensor import Tensor
@@ -446,7 +446,7 @@ class ZeroRegion(Function):
 
 
 def _operand(other: Any) -> Any:
-    return other._data if isinstance(other, Tensor) else other
+    return other._data if isinstance(other, Tensor) else python_scalar(other)
 
 
 def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exact: bool = False) -> Tensor:

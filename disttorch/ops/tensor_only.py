@@ -7,9 +7,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+import numpy as np
+
 from .._tensor import Tensor
 
-__all__ = ["TENSOR_ONLY", "require_tensors"]
+__all__ = ["NO_ARRAYS", "TENSOR_ONLY", "refuse_arrays", "require_tensors"]
 
 #: the functions, and the names of their leading parameters that must be tensors
 TENSOR_ONLY = {
@@ -23,6 +25,25 @@ TENSOR_ONLY = {
     "heaviside": ("input", "values"),
     "polar": ("abs", "angle"),
     "complex": ("real", "imag"),
+}
+
+#: the functions (and Tensor methods) taking a tensor or a number, never a NumPy array, for
+#: the parameters named (``torch.add(t, np.ones(2))`` is PyTorch's TypeError; ``t + array``,
+#: an operator, is not and stays NumPy's)
+NO_ARRAYS = {
+    **dict.fromkeys(
+        """
+        add sub subtract mul multiply div divide true_divide floor_divide remainder fmod
+        eq ne lt le gt ge greater greater_equal less less_equal not_equal
+        bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
+        """.split(),
+        ("input", "other"),
+    ),
+    "pow": ("input", "exponent"),
+    "where": ("condition", "input", "other"),
+    "clamp": ("input", "min", "max"),
+    "clip": ("input", "min", "max"),
+    **TENSOR_ONLY,
 }
 
 
@@ -46,3 +67,23 @@ def require_tensors(fn: Callable, name: str) -> Callable:
         return fn(*args, **kwargs)
 
     return tensors_only
+
+
+def refuse_arrays(fn: Callable, name: str, method: bool = False) -> Callable:
+    """``fn``, refusing a NumPy array for the parameters ``NO_ARRAYS[name]`` with PyTorch's
+    ``TypeError``; ``method``: ``fn`` bound as a Tensor method (positions count after
+    ``self``)."""
+    params = NO_ARRAYS[name]
+
+    @functools.wraps(fn)
+    def no_arrays(*args: Any, **kwargs: Any) -> Any:
+        for position, param in enumerate(params):
+            value = args[position] if position < len(args) else kwargs.get(param)
+            if isinstance(value, np.ndarray):
+                raise TypeError(
+                    f"{name}(): argument '{param}' (position {position + (0 if method else 1)}) must be "
+                    "Tensor, not numpy.ndarray"
+                )
+        return fn(*args, **kwargs)
+
+    return no_arrays
