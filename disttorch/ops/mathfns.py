@@ -39,7 +39,7 @@ from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, binary, broadcast_error, no_complex, scalar_as_vector, wrap_dim
-from .comparison import _replay_tied, sort, sortable
+from .comparison import _replay_tied, sort, sortable, unique_axis
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import (
     check_kernel,
@@ -476,7 +476,7 @@ def isneginf(input: Tensor) -> Tensor:
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (refuses bool, as PyTorch)."""
     if input._data.dtype == np.bool_:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
@@ -719,7 +719,10 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
             "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)",
             once=True,
         )
-        dim = next(i for i, s in enumerate(np.broadcast_shapes(input.shape, other.shape)) if s == 3)
+        sizes = np.broadcast_shapes(input.shape, other.shape)
+        if 3 not in sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes.index(3)
     return _linalg.cross(input, other, dim=dim)
 
 
@@ -980,6 +983,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     """``(min, max)`` over ``dim`` (all elements when None)."""
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input.numel() == 0 and (dim is None or input.shape[dim] == 0 or input.dim() == 0):
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+        )
     if dim is None:
         dims = tuple(builtins.range(input.dim()))  # (this module defines torch.range)
         return _AMINMAX(input.amin(dims, keepdim=keepdim), input.amax(dims, keepdim=keepdim))
@@ -1232,6 +1239,12 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
 
 def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:
     """Covariance of the variables in the rows of ``input`` (observations in columns)."""
+    if input.dim() > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions"
+        )
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.dim() == 2 else input.reshape(1, -1)
     x = _float(x)
     n = x.shape[1]
@@ -1489,6 +1502,7 @@ def searchsorted(
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Count (or sum ``weights`` of) each non-negative integer value."""
     x = input._data
+    refuse_kernel("bincount_cpu", input, "bfVc")
     if x.ndim != 1 or x.dtype.kind not in "iu" or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = None if weights is None else weights._data
@@ -1624,7 +1638,7 @@ def unique_consecutive(
         start = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
         vals = flat[start]
     else:
-        moved = np.moveaxis(x, dim, 0)
+        moved = np.moveaxis(x, unique_axis(x, dim), 0)
         diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(1) if moved.shape[0] else []
         start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
         vals = np.moveaxis(moved[start], 0, dim)

@@ -29,6 +29,7 @@ from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, sca
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
+from .linalg_decomp import SVD
 from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
@@ -863,19 +864,32 @@ def check_no_identity(x: Tensor, ord: Any, dim: Any) -> None:
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): ``p`` is a number (2, 1,
-    ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2). The nuclear norm is not supported."""
+    ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2); ``'nuc'``: the nuclear norm of the
+    matrices over the two ``dim`` (all of a 2-D input's by default)."""
     if p == "fro" or p is None:
         p = 2
-    if isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use a number, inf or 'fro'")
     if dtype is not None:
         input = cast(input, dtype)
+    if p == "nuc":
+        return _nuclear_norm(input, tuple(builtins.range(input.dim())) if dim is None else dim, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if input._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
         input = input.abs()
     if p < 0 or p == math.inf:
         check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
+
+
+def _nuclear_norm(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """The sum of the singular values of the matrices over the two ``dim``."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) != 2 or input.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    d0, d1 = (wrap_dim(d, input.dim()) for d in dims)
+    r = SVD.apply(input.movedim((d0, d1), (-2, -1)), False)[1].sum(-1)
+    return r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1)) if keepdim else r
 
 
 # ---------------------------------------------------------------------- cumsum

@@ -1,0 +1,130 @@
+"""Answers to calls found by differential fuzzing against PyTorch: data inference of
+``tensor`` from NumPy scalars, factories' ``dtype`` against ``out``, the nuclear norm of
+``torch.norm``, the linear-algebra checks (``linalg.norm``'s orders and dims, ``solve``'s
+shapes and singular matrices, a norm's ``dtype`` and ``out``), and the kernels PyTorch does
+not have (``floor`` of bools, ``bitwise_not`` of floats, ``bincount`` of floats, ``cov`` of
+bools, ``aminmax`` over nothing), einsum's sublist form and ``arange(end=n)``."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.autograd import gradcheck
+
+
+@pytest.mark.parametrize(
+    "data, want",
+    [
+        ([np.float64(1.0)], dt.float64),
+        ([np.float32(1.0), 2.0], dt.float32),
+        ([np.int32(1), 2], dt.int64),
+        ([np.int8(1), np.uint8(2)], dt.int16),
+        ([[np.int8(1)], [2]], dt.int64),
+        ([np.array([1, 2], dtype=np.int16)], dt.int16),
+        ([np.float16(1.0), np.int64(3)], dt.float16),
+        ([dt.tensor(1.0, dtype=dt.float64), 2.0], dt.float64),
+        ([1, 2.5], dt.float32),
+    ],
+)
+def test_tensor_infers_numpy_elements_dtypes(data, want):
+    assert dt.tensor(data).dtype == want
+
+
+def test_tensor_of_int_beyond_int64_is_the_parsers_error():
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        dt.tensor([2**63])
+
+
+def test_full_reads_numpy_bool_as_float():
+    assert dt.full((2,), np.True_).dtype == dt.float32
+
+
+def test_factory_dtype_must_match_out():
+    with pytest.raises(RuntimeError, match=r"dtype Long does not match dtype of out parameter \(Float\)"):
+        dt.ones(3, out=dt.empty(3), dtype=dt.int64)
+    assert dt.zeros(2, out=dt.empty(2), dtype=dt.float32).tolist() == [0.0, 0.0]
+
+
+def test_norm_nuc(torch):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_allclose(
+        dt.norm(dt.tensor(x), p="nuc", dim=(1, 2)).numpy(),
+        torch.norm(torch.tensor(x), p="nuc", dim=(1, 2)).numpy(),
+    )
+    assert tuple(dt.norm(dt.tensor(x), p="nuc", dim=(0, 2), keepdim=True).shape) == (1, 3, 1)
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple. Got 0 1 2"):
+        dt.norm(dt.tensor(x), p="nuc")
+    a = dt.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
+    assert gradcheck(lambda t: dt.norm(t, p="nuc"), (a,))
+
+
+def test_linalg_norm_orders_and_dims():
+    x = dt.ones(2, 3, 3)
+    with pytest.raises(
+        RuntimeError, match="If dim is not specified but ord is, the input must be 1D or 2D. Got 3D"
+    ):
+        dt.linalg.norm(x, ord="fro")
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple. Got 1"):
+        dt.linalg.norm(x, ord="nuc", dim=1)
+
+
+def test_solve_shapes_and_singular_message():
+    with pytest.raises(
+        RuntimeError, match=r"Incompatible shapes of A and B for the equation AX = B \(3x3 and 2x1\)"
+    ):
+        dt.linalg.solve(dt.eye(3), dt.ones(2))
+    with pytest.raises(
+        dt.linalg.LinAlgError, match=r"torch.linalg.solve: \(Batch element 1\): The solver failed"
+    ):
+        dt.linalg.solve(dt.stack([dt.eye(3), dt.zeros(3, 3)]), dt.ones(2, 3))
+
+
+def test_norm_dtype_and_out_checks():
+    with pytest.raises(RuntimeError, match=r"input \(Double\) should be convertible without narrowing"):
+        dt.linalg.vector_norm(dt.ones(3, dtype=dt.float64), dtype=dt.float32)
+    with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
+        dt.linalg.vector_norm(dt.ones(3, dtype=dt.complex64), dtype=dt.float32)
+    with pytest.raises(RuntimeError, match="linalg.norm expected out tensor dtype Float but got: Double"):
+        dt.linalg.norm(dt.ones(3), out=dt.empty(0, dtype=dt.float64))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double"):
+        dt.linalg.vector_norm(dt.ones(3), out=dt.empty(0, dtype=dt.float64))
+
+
+@pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim")
+def test_kernels_pytorch_does_not_have():
+    b = dt.tensor([True, False])
+    for fn, kernel in [(dt.floor, "floor_vml_cpu"), (dt.ceil, "ceil_vml_cpu"), (dt.trunc, "trunc_vml_cpu")]:
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Bool'"):
+            fn(b)
+    with pytest.raises(NotImplementedError, match="\"bitwise_not_cpu\" not implemented for 'Float'"):
+        dt.bitwise_not(dt.ones(2))
+    with pytest.raises(TypeError, match="only implemented on integer and Boolean-type tensors"):
+        ~dt.ones(2)
+    with pytest.raises(NotImplementedError, match="\"bincount_cpu\" not implemented for 'Float'"):
+        dt.bincount(dt.ones(2))
+    with pytest.raises(RuntimeError, match="cov\\(\\): bool dtype is not supported"):
+        dt.corrcoef(b[None])
+    with pytest.raises(RuntimeError, match="The `\\+` operator, on a bool tensor is not supported"):
+        dt.positive(b)
+    with pytest.raises(RuntimeError, match="no dimension of size 3 in input"):
+        dt.cross(dt.ones(2), dt.ones(2))
+    with pytest.raises(RuntimeError, match="cannot compute aminmax over an empty dimension"):
+        dt.aminmax(dt.ones(0))
+    assert dt.aminmax(dt.ones(0, 3), dim=1).min.shape == (0,)
+
+
+def test_einsum_sublist_form(torch):
+    x = np.arange(6.0).reshape(2, 3)
+    for args in ([0, 1], [2, 1], [0, 2]), ([0, 1], [2, 1]):
+        ours = dt.einsum(dt.tensor(x), args[0], dt.tensor(x), *args[1:])
+        theirs = torch.einsum(torch.tensor(x), args[0], torch.tensor(x), *args[1:])
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    assert dt.einsum(dt.tensor(x), [..., 1], [...]).tolist() == [3.0, 12.0]
+    a = dt.tensor(x, requires_grad=True)
+    assert gradcheck(lambda t: dt.einsum(t, [0, 1], t, [2, 1], [0, 2]), (a,))
+
+
+def test_arange_end_keyword():
+    assert dt.arange(end=3).tolist() == [0, 1, 2]
+    with pytest.raises(TypeError, match="arange\\(\\) missing required argument 'end'"):
+        dt.arange()
