@@ -1183,8 +1183,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
     rt = result_type(xa, xb)
-    if rt.kind == "b":
-        raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool'")
+    if rt.kind in "bc":
+        raise NotImplementedError(f"\"div_trunc_cpu\" not implemented for '{scalar_type_name(rt)}'")
     if rt.kind in "iu":  # in the result's dtype, as PyTorch (a number wraps into it first)
         xa, xb = (np.asarray(wrapped_int(rt, x)).astype(rt, copy=False) for x in (xa, xb))
         if np.any(xb == 0):

@@ -47,10 +47,19 @@ NO_ARRAYS = {
 }
 
 
-def require_tensors(fn: Callable, name: str) -> Callable:
+def _type_name(value: Any) -> str:
+    """The name of ``value``'s type as PyTorch's parser prints it (``numpy.ndarray``, ``int``)."""
+    tp = type(value)
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+
+
+def require_tensors(fn: Callable, name: str, method: bool = False) -> Callable:
     """``fn``, refusing a non-tensor for the parameters ``TENSOR_ONLY[name]`` as PyTorch
-    (objects with ``__torch_function__`` pass, as through PyTorch's argument parser)."""
-    params = TENSOR_ONLY[name]
+    (objects with ``__torch_function__`` pass, as through PyTorch's argument parser);
+    ``method``: ``fn`` bound as a Tensor method, or its in-place twin (``atan2_``), whose
+    positions count after ``self``."""
+    params = TENSOR_ONLY[name.rstrip("_")]
+    first = 0 if method else 1
 
     @functools.wraps(fn)
     def tensors_only(*args: Any, **kwargs: Any) -> Any:
@@ -62,7 +71,8 @@ def require_tensors(fn: Callable, name: str) -> Callable:
                 and not hasattr(type(value), "__torch_function__")
             ):
                 raise TypeError(
-                    f"{name}(): argument '{param}' (position {position + 1}) must be Tensor, not {type(value).__name__}"
+                    f"{name}(): argument '{param}' (position {position + first}) must be Tensor, "
+                    f"not {_type_name(value)}"
                 )
         return fn(*args, **kwargs)
 

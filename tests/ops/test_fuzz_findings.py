@@ -128,3 +128,8 @@ def test_arange_end_keyword():
     assert dt.arange(end=3).tolist() == [0, 1, 2]
     with pytest.raises(TypeError, match="arange\\(\\) missing required argument 'end'"):
         dt.arange()
+
+
+def test_div_trunc_of_complex_is_not_a_kernel():
+    with pytest.raises(NotImplementedError, match="\"div_trunc_cpu\" not implemented for 'ComplexFloat'"):
+        dt.div(dt.ones(2), 1j, rounding_mode="trunc")

@@ -107,3 +107,17 @@ def test_unique_nan_rows_and_unsorted(torch):
         ours, theirs = dt.unique(dt.tensor(args), **kw), torch.unique(torch.tensor(args), **kw)
         for o, p in zip(ours, theirs):
             np.testing.assert_array_equal(o.numpy(), p.numpy())
+
+
+def test_tensor_only_methods_refuse_numbers():
+    t = dt.tensor([1.0, 2.0])
+    for call, name in [
+        (lambda: t.atan2(2), "atan2"),
+        (lambda: t.clone().atan2_(2), "atan2_"),
+        (lambda: t.maximum(0), "maximum"),
+    ]:
+        with pytest.raises(
+            TypeError, match=rf"{name}\(\): argument 'other' \(position 1\) must be Tensor, not int"
+        ):
+            call()
+    assert t.clone().logical_and_(t > 1).tolist() == [0.0, 1.0]
