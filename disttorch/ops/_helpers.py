@@ -32,8 +32,14 @@ def arr(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else python_scalar(x)
 
 
-def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
-    """PyTorch's message for shapes that do not broadcast, naming the first bad dim."""
+def broadcast_error(sa: tuple, sb: tuple, *more: tuple) -> RuntimeError:
+    """PyTorch's message for shapes that do not broadcast, naming the first bad dim (of the
+    first shape that does not broadcast with those before it, when there are ``more``)."""
+    for sc in more:
+        try:
+            sa, sb = np.broadcast_shapes(sa, sb), sc
+        except ValueError:
+            break
     n = max(len(sa), len(sb))
     pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
     for d in range(n - 1, -1, -1):

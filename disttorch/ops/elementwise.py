@@ -819,7 +819,10 @@ class Lerp(Function):
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b, w if isinstance(w, Tensor) else None)
             ctx.weight = None if isinstance(w, Tensor) else w
-        return lerp_kernel(a._data, b._data, arr(w))
+        try:
+            return lerp_kernel(a._data, b._data, arr(w))
+        except ValueError:
+            raise broadcast_error(a._data.shape, b._data.shape, np.shape(arr(w))) from None
 
     @staticmethod
     def backward(ctx, g):

@@ -133,3 +133,15 @@ def test_arange_end_keyword():
 def test_div_trunc_of_complex_is_not_a_kernel():
     with pytest.raises(NotImplementedError, match="\"div_trunc_cpu\" not implemented for 'ComplexFloat'"):
         dt.div(dt.ones(2), 1j, rounding_mode="trunc")
+
+
+def test_broadcast_errors_of_inplace_ops_lerp_and_copy():
+    with pytest.raises(
+        RuntimeError, match=r"size of tensor a \(2\) must match the size of tensor b \(4\) at non-singleton"
+    ):
+        dt.ones(2, 3).mul_(dt.ones(4, 3))
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(2\) must match the size of tensor b \(4\)"):
+        dt.lerp(dt.ones(2, 3), dt.ones(2, 3), dt.ones(4, 1))
+    with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the broadcast shape \[1\]"):
+        dt.ones(()).copy_(dt.ones(1))
+    assert dt.zeros(2, 3).copy_(dt.ones(3)).sum().item() == 6.0
