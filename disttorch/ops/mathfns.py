@@ -1486,6 +1486,7 @@ def searchsorted(
     """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
     sd = "right" if (side == "right" or right) else "left"
     x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    _check_search_shapes(sorted_sequence._data.shape, x.shape)
     _no_bool_search(sorted_sequence._data, x)
     seq, x = sortable(sorted_sequence._data), sortable(x)
     if sorter is not None:
@@ -1493,10 +1494,31 @@ def searchsorted(
     if seq.ndim == 1:
         out = _insertion(seq, x, sd)
     else:
-        flat_s = seq.reshape(-1, seq.shape[-1])
-        flat_x = x.reshape(-1, x.shape[-1])
-        out = np.stack([_insertion(s, v, sd) for s, v in zip(flat_s, flat_x)]).reshape(x.shape)
+        rows = math.prod(seq.shape[:-1])  # (not -1: a row may be empty)
+        flat_s, flat_x = seq.reshape(rows, seq.shape[-1]), x.reshape(rows, x.shape[-1])
+        found = [_insertion(s, v, sd) for s, v in zip(flat_s, flat_x)]
+        out = np.stack(found).reshape(x.shape) if found else np.zeros(x.shape, np.int64)
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
+def _check_search_shapes(boundaries: tuple, values: tuple) -> None:
+    """PyTorch's checks of ``searchsorted``'s shapes: 1-D boundaries, or boundaries whose
+    leading dims are the values' (a scalar value only into 1-D boundaries)."""
+    if not values and len(boundaries) != 1:
+        raise RuntimeError(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is 1, "
+            f"but we got boundaries tensor dim({len(boundaries)}) and input value's dim(0) numel(1)"
+        )
+    if not boundaries:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension"
+        )
+    if len(boundaries) != 1 and (len(values) != len(boundaries) or values[:-1] != boundaries[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(boundaries)} and input "
+            f"value tensor {list(values)}"
+        )
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:

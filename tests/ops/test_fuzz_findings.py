@@ -145,3 +145,23 @@ def test_broadcast_errors_of_inplace_ops_lerp_and_copy():
     with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the broadcast shape \[1\]"):
         dt.ones(()).copy_(dt.ones(1))
     assert dt.zeros(2, 3).copy_(dt.ones(3)).sum().item() == 6.0
+
+
+def test_searchsorted_shape_checks_and_empty_rows(torch):
+    for boundaries, values in [((2, 3), (3, 1)), ((2, 3), (2,))]:
+        with pytest.raises(
+            RuntimeError, match="the first N-1 dimensions of boundaries tensor and input value"
+        ):
+            dt.searchsorted(dt.ones(boundaries), dt.ones(values))
+    with pytest.raises(
+        RuntimeError, match="input value can be a scalar only when boundaries tensor dimension is 1"
+    ):
+        dt.searchsorted(dt.ones(2, 3), 1.0)
+    with pytest.raises(RuntimeError, match="boundaries tensor should have positive dimension"):
+        dt.searchsorted(dt.tensor(1.0), dt.ones(2))
+    assert dt.searchsorted(dt.ones(2, 0), dt.ones(2, 3)).tolist() == [[0, 0, 0], [0, 0, 0]]
+    seq, x = np.array([[1.0, 2], [3, 4]]), np.array([[1.5, 9], [3.5, 0]])
+    ours = dt.searchsorted(dt.tensor(seq), dt.tensor(x), right=True)
+    np.testing.assert_array_equal(
+        ours.numpy(), torch.searchsorted(torch.tensor(seq), torch.tensor(x), right=True).numpy()
+    )
