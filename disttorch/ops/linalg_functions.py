@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import FLOAT_KINDS, promote_types
+from .._dtype import FLOAT_KINDS
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -47,7 +47,7 @@ from .linalg_decomp import (
 )
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
-from .reduction import check_no_identity
+from .reduction import check_no_identity, check_norm_dtype
 from .shape import cat, sum_to
 
 __all__ = [
@@ -568,21 +568,6 @@ def vector_norm(
     return named_node(_vector_norm(x, ord, dim, keepdim, dtype), "LinalgVectorNormBackward0")
 
 
-def _check_norm_dtype(x: Tensor, dtype: Any) -> None:
-    """PyTorch's refusals of a norm's ``dtype``: a real one for a complex input, or one that
-    narrows the input's (float64 into float32)."""
-    have, want = x._data.dtype, dtype.numpy
-    if have.kind == "c" and want.kind != "c":
-        raise RuntimeError(
-            f"linalg.vector_norm: dtype should be complex for complex inputs, but got {scalar_type_name(want)}"
-        )
-    if promote_types(x.dtype, dtype) != dtype:
-        raise RuntimeError(
-            f"linalg.vector_norm: the dtype of the input ({scalar_type_name(have)}) should be convertible "
-            f"without narrowing to the specified dtype ({scalar_type_name(want)})"
-        )
-
-
 def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
@@ -592,7 +577,7 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
             f"input. Got {scalar_type_name(x._data.dtype)}"
         )
     if dtype is not None:
-        _check_norm_dtype(x, dtype)
+        check_norm_dtype(x, dtype)
         x = x.to(dtype)
     if x._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
         x = x.abs()

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _native_warnings
-from .._dtype import get_default_dtype, scalar_type_name
+from .._dtype import get_default_dtype, promote_types, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -869,6 +869,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     if p == "fro" or p is None:
         p = 2
     if dtype is not None:
+        check_norm_dtype(input, dtype)
         input = cast(input, dtype)
     if p == "nuc":
         return _nuclear_norm(input, tuple(builtins.range(input.dim())) if dim is None else dim, keepdim)
@@ -880,6 +881,27 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
+
+
+def check_norm_dtype(x: Tensor, dtype: Any) -> None:
+    """PyTorch's refusals of a norm's ``dtype``: any for an input neither floating nor
+    complex, a real one for a complex input and a complex one for a real input, or one that
+    narrows the input's (float64 into float32)."""
+    have, want = x._data.dtype, dtype.numpy
+    if have.kind not in "fVc":
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(have)}"
+        )
+    if (have.kind == "c") != (want.kind == "c"):
+        kind = "complex" if have.kind == "c" else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {scalar_type_name(want)}"
+        )
+    if promote_types(x.dtype, dtype) != dtype:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({scalar_type_name(have)}) should be convertible "
+            f"without narrowing to the specified dtype ({scalar_type_name(want)})"
+        )
 
 
 def _nuclear_norm(input: Tensor, dim: Any, keepdim: bool) -> Tensor:

@@ -84,6 +84,11 @@ def test_norm_dtype_and_out_checks():
         dt.linalg.vector_norm(dt.ones(3, dtype=dt.float64), dtype=dt.float32)
     with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
         dt.linalg.vector_norm(dt.ones(3, dtype=dt.complex64), dtype=dt.float32)
+    with pytest.raises(RuntimeError, match="dtype should be real for real inputs"):
+        dt.norm(dt.ones(3), dtype=dt.complex64)
+    with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
+        dt.norm(dt.ones(3, dtype=dt.int64), dtype=dt.float32)
+    assert dt.norm(dt.ones(3, dtype=dt.float16), dtype=dt.float32).dtype == dt.float32
     with pytest.raises(RuntimeError, match="linalg.norm expected out tensor dtype Float but got: Double"):
         dt.linalg.norm(dt.ones(3), out=dt.empty(0, dtype=dt.float64))
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double"):
