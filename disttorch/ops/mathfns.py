@@ -1944,6 +1944,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         input = input.expand(shape)
     m = np.broadcast_to(mask._data, shape)
     n = int(m.sum())
+    if source.numel() < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
     return _scatter_into(input, Tensor._make(m.copy()), source.reshape(-1)[:n])
 
 

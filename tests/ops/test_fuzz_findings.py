@@ -170,3 +170,10 @@ def test_searchsorted_shape_checks_and_empty_rows(torch):
     np.testing.assert_array_equal(
         ours.numpy(), torch.searchsorted(torch.tensor(seq), torch.tensor(x), right=True).numpy()
     )
+
+
+def test_masked_scatter_needs_enough_source():
+    mask = dt.tensor([[True, False], [False, True]])
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        dt.zeros(2, 2).masked_scatter(mask, dt.tensor([1.0]))
+    assert dt.zeros(2, 2).masked_scatter(mask, dt.tensor([1.0, 2, 3])).tolist() == [[1.0, 0.0], [0.0, 2.0]]
