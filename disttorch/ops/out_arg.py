@@ -60,6 +60,16 @@ _FACTORIES = frozenset(
 )
 
 
+#: functions whose ``out=`` overload needs ``dim`` (``torch.sum(x, out=o)`` is PyTorch's TypeError)
+_OUT_NEEDS_DIM = {
+    **dict.fromkeys(
+        ("sum", "prod"),
+        "{name}() received an invalid combination of arguments - got (Tensor, out=Tensor): its out= form "
+        "takes a dim, {name}(input, dim, keepdim=False, *, dtype=None, out=None)",
+    ),
+    **dict.fromkeys(("median", "nanmedian"), '{name}() missing 1 required positional arguments: "dim"'),
+}
+
 #: reductions that compute in ``out``'s dtype when no ``dtype`` is given (the input cast first)
 _OUT_DTYPE_REDUCTIONS = frozenset("sum prod cumsum cumprod".split())
 
@@ -264,6 +274,8 @@ def accept_out(fn: Callable, name: str, declared: bool = False) -> Callable:
     def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
         if out is None:
             return fn(*args, **kwargs)
+        if name in _OUT_NEEDS_DIM and len(args) < 2 and "dim" not in kwargs:
+            raise TypeError(_OUT_NEEDS_DIM[name].format(name=name))
         if name in _TENSORS_ONLY:
             _check_tensors_only(name, args, kwargs)
         rule = name if name not in _EXACT_WHEN or _EXACT_WHEN[name](args, kwargs) else None

@@ -177,3 +177,13 @@ def test_masked_scatter_needs_enough_source():
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
         dt.zeros(2, 2).masked_scatter(mask, dt.tensor([1.0]))
     assert dt.zeros(2, 2).masked_scatter(mask, dt.tensor([1.0, 2, 3])).tolist() == [[1.0, 0.0], [0.0, 2.0]]
+
+
+def test_out_form_of_sum_prod_median_needs_dim():
+    x = dt.ones(2, 3)
+    for fn in (dt.sum, dt.prod):
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            fn(x, out=dt.empty(0))
+    with pytest.raises(TypeError, match='median\\(\\) missing 1 required positional arguments: "dim"'):
+        dt.median(x, out=(dt.empty(0), dt.empty(0, dtype=dt.long)))
+    assert dt.sum(x, dim=None, out=dt.empty(0)).item() == 6.0
