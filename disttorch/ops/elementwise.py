@@ -356,6 +356,11 @@ class Pow(Function):
         if out is None:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 out = binary(np.power, a, b)
+        if isinstance(b, Tensor) and out.dtype.kind == "c":
+            # PyTorch's complex kernel computes exp(b * log(a)): 0 ** 0 is 0 * -inf, NaN
+            zero = np.broadcast_to((np.asarray(xa) == 0) & (xb == 0), out.shape)
+            if zero.any():
+                out = np.where(zero, complex(math.nan, math.nan), out).astype(out.dtype, copy=False)
         if ctx.needs_input_grad:
             _operands(ctx, a, b)
             if ctx.needs_input_grad[1]:  # the output only for the exponent's gradient

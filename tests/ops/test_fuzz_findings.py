@@ -187,3 +187,13 @@ def test_out_form_of_sum_prod_median_needs_dim():
     with pytest.raises(TypeError, match='median\\(\\) missing 1 required positional arguments: "dim"'):
         dt.median(x, out=(dt.empty(0), dt.empty(0, dtype=dt.long)))
     assert dt.sum(x, dim=None, out=dt.empty(0)).item() == 6.0
+
+
+def test_complex_zero_to_a_tensor_zero_is_nan(torch):
+    z, e = [0j, 1 + 1j, 0j], [0j, 0j, 2 + 0j]
+    for ours, theirs in [
+        (dt.tensor(z) ** dt.tensor(e), torch.tensor(z) ** torch.tensor(e)),
+        (dt.pow(0j, dt.tensor(e)), torch.pow(0j, torch.tensor(e))),
+        (dt.tensor(z) ** 0, torch.tensor(z) ** 0),  # a number exponent: 1, as PyTorch's
+    ]:
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
