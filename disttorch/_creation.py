@@ -38,7 +38,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     if isinstance(data, (np.ndarray, np.generic)):  # NumPy data keeps its dtype
         return _dtype.from_numpy(data.dtype).numpy
     if isinstance(data, (list, tuple)):
-        held = _held_dtypes(data, set())
+        held = _held_dtypes(data, {})
         if held is not None:  # NumPy scalars or arrays inside: every element's dtype, promoted
             out = None
             for d in held:
@@ -55,22 +55,38 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     if k == "c":
         return _dtype.default_complex()
     if k == "O":
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        raise RuntimeError(f"Could not infer dtype of {type(_first_odd(data)).__name__}")
     raise TypeError(f"can't convert data of type {arr.dtype}")
 
 
-def _held_dtypes(seq: Any, out: set) -> set | None:
-    """The dtypes of the elements of the nested sequence ``seq`` as PyTorch infers them, when
-    one is a NumPy scalar or array (its own dtype, as PyTorch's ``[np.float64(1.0)]`` is
-    float64 and ``[np.int32(1), 2]`` int64); None when all are Python numbers."""
+def _first_odd(data: Any) -> Any:
+    """The first element of nested sequences ``data`` that is neither a number nor a
+    sequence (``data`` itself if not a list or tuple): what PyTorch names when it cannot
+    infer a dtype; ``data`` when there is none."""
+    if not isinstance(data, (list, tuple)):
+        return data
+    for x in data:
+        odd = _first_odd(x)
+        if isinstance(x, (list, tuple)) and odd is x:
+            continue  # nothing odd inside x
+        if not isinstance(odd, (bool, int, float, complex, np.generic, np.ndarray, Tensor)):
+            return odd
+    return data
+
+
+def _held_dtypes(seq: Any, out: dict) -> dict | None:
+    """The dtypes of the elements of the nested sequence ``seq`` as PyTorch infers them, in
+    order (the keys of ``out``), when one is a NumPy scalar or array (its own dtype, as
+    PyTorch's ``[np.float64(1.0)]`` is float64 and ``[np.int32(1), 2]`` int64); None when
+    all are Python numbers."""
     types = set(map(type, seq))
     numpy_held = False
     for tp in types:
         if tp in _PYTHON_NUMBER_DTYPES:
-            out.add(_PYTHON_NUMBER_DTYPES[tp]())
+            out[_PYTHON_NUMBER_DTYPES[tp]()] = None
     for x in seq if types - _PYTHON_NUMBER_DTYPES.keys() else ():
         if isinstance(x, (np.ndarray, np.generic)):
-            out.add(_dtype.from_numpy(x.dtype))
+            out[_dtype.from_numpy(x.dtype)] = None
             numpy_held = True
         elif isinstance(x, (list, tuple)):
             numpy_held = _held_dtypes(x, out) is not None or numpy_held

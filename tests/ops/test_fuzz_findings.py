@@ -197,3 +197,10 @@ def test_complex_zero_to_a_tensor_zero_is_nan(torch):
         (dt.tensor(z) ** 0, torch.tensor(z) ** 0),  # a number exponent: 1, as PyTorch's
     ]:
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_tensor_of_uninferable_data_names_the_element():
+    for data, name in [([1, None], "NoneType"), ([[1], [None]], "NoneType"), ({1, 2}, "set")]:
+        with pytest.raises(RuntimeError, match=f"Could not infer dtype of {name}"):
+            dt.tensor(data)
+    assert dt.tensor([np.complex128(1j), 1.0]).dtype == dt.complex128
