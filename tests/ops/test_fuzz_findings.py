@@ -204,3 +204,14 @@ def test_tensor_of_uninferable_data_names_the_element():
         with pytest.raises(RuntimeError, match=f"Could not infer dtype of {name}"):
             dt.tensor(data)
     assert dt.tensor([np.complex128(1j), 1.0]).dtype == dt.complex128
+
+
+def test_setitem_into_an_expanded_tensor():
+    base = dt.zeros(2, 1)
+    expanded = base.expand(2, 3)
+    expanded[1, 0] = 5.0  # one element: one address, as PyTorch allows
+    assert base.tolist() == [[0.0], [5.0]]
+    expanded[dt.tensor([0])] = dt.tensor(2.0)  # an advanced index: PyTorch's index_put_
+    assert base.tolist() == [[2.0], [5.0]]
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        expanded[0] = 1.0  # a row: three elements at one address
