@@ -29,7 +29,9 @@ wrap_dim = _wrap_dim
 
 def arr(x: Any) -> Any:
     """The NumPy array of a tensor; Python scalars pass through, NumPy scalars become them."""
-    return x._data if isinstance(x, Tensor) else python_scalar(x)
+    if isinstance(x, Tensor):
+        return x._data
+    return python_scalar(x) if isinstance(x, np.generic) else x
 
 
 def broadcast_error(sa: tuple, sb: tuple, *more: tuple) -> RuntimeError:
@@ -55,8 +57,8 @@ def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.nd
     """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages (on
     the op's threads when the result is large). ``exact_scalar``: a number (or 0-d tensor)
     as ``b`` of a 16-bit float op enters unrounded, as in PyTorch's ``mul`` and ``div``."""
-    xa = a._data if isinstance(a, Tensor) else python_scalar(a)
-    xb = b._data if isinstance(b, Tensor) else python_scalar(b)
+    xa = a._data if isinstance(a, Tensor) else python_scalar(a) if isinstance(a, np.generic) else a
+    xb = b._data if isinstance(b, Tensor) else python_scalar(b) if isinstance(b, np.generic) else b
     rt = result_type(xa, xb)
     if rt.kind in "fc" and rt.itemsize >= 4:
         # PyTorch computes in the result dtype: an integer tensor, or a 0-d tensor of a wider

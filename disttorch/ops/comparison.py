@@ -96,7 +96,7 @@ def _operand(x: Any) -> Any:
         return x._data
     if isinstance(x, (list, tuple)):
         return np.asarray(x)
-    return python_scalar(x)
+    return python_scalar(x) if isinstance(x, np.generic) else x
 
 
 def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:

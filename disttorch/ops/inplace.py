@@ -446,7 +446,9 @@ class ZeroRegion(Function):
 
 
 def _operand(other: Any) -> Any:
-    return other._data if isinstance(other, Tensor) else python_scalar(other)
+    if isinstance(other, Tensor):
+        return other._data
+    return python_scalar(other) if isinstance(other, np.generic) else other
 
 
 def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exact: bool = False) -> Tensor:
