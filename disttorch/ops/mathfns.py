@@ -348,7 +348,7 @@ def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
 
 def frac(input: Tensor) -> Tensor:
     """Fractional part ``x - trunc(x)`` (gradient 1); floating inputs only, as PyTorch."""
-    refuse_kernel("frac_cpu", input, "biu")
+    refuse_kernel("frac_cpu", input, "biuc")
     return named_node(input - Tensor._make(np.trunc(input._data)), "FracBackward0")
 
 
@@ -459,7 +459,9 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:
 
 
 def signbit(input: Tensor) -> Tensor:
-    """True where the sign bit is set (also for -0.0)."""
+    """True where the sign bit is set (also for -0.0); no complex inputs, as PyTorch."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     return Tensor._make(elementwise(np.signbit, input._data))
 
 
@@ -737,6 +739,17 @@ def cdist(
 ) -> Tensor:
     """Pairwise ``p``-norm distances between the rows of ``x1`` (``*, P, M``) and ``x2``
     (``*, R, M``)."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._data.dtype.kind not in "fV":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(x._data.dtype)}"
+            )
+    if x1._data.dtype != x2._data.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_type_name(x1._data.dtype)} but found {scalar_type_name(x2._data.dtype)}"
+        )
+    if x1._data.dtype.itemsize == 2:  # float16, bfloat16: no kernel
+        refuse_kernel("cdist", x1, "fV")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
@@ -1441,8 +1454,12 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 
 
 def _no_bool_search(seq: np.ndarray, x: np.ndarray) -> None:
-    if seq.dtype.kind == "b" and x.dtype.kind == "b":
-        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+    """PyTorch's searchsorted has no kernel for bools (both) or complex numbers (either)."""
+    bad = next((d for d in (x.dtype, seq.dtype) if d.kind == "c"), None)
+    if bad is None and seq.dtype.kind == "b" and x.dtype.kind == "b":
+        bad = seq.dtype
+    if bad is not None:
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{scalar_type_name(bad)}'")
 
 
 def _insertion(seq: np.ndarray, x: np.ndarray, side: str) -> np.ndarray:
@@ -1893,6 +1910,9 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     """True where an element of ``elements`` occurs in ``test_elements``."""
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    for d in (a.dtype, b.dtype):
+        if d.kind in "bc":
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_type_name(d)}")
     return Tensor._make(np.isin(a, b, invert=invert))
 
 

@@ -215,3 +215,22 @@ def test_setitem_into_an_expanded_tensor():
     assert base.tolist() == [[2.0], [5.0]]
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         expanded[0] = 1.0  # a row: three elements at one address
+
+
+def test_dtypes_without_a_kernel():
+    with pytest.raises(RuntimeError, match="Unsupported input type encountered for isin\\(\\): Bool"):
+        dt.isin(dt.tensor([True, False]), dt.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="signbit is not implemented for complex tensors"):
+        dt.signbit(dt.tensor([1j]))
+    with pytest.raises(NotImplementedError, match="\"frac_cpu\" not implemented for 'ComplexFloat'"):
+        dt.frac(dt.tensor([1j]))
+    with pytest.raises(
+        NotImplementedError, match="\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"
+    ):
+        dt.bucketize(dt.tensor([1.0]), dt.tensor([1j]))
+    with pytest.raises(NotImplementedError, match="\"cdist\" not implemented for 'Half'"):
+        dt.cdist(dt.ones(2, 2, dtype=dt.float16), dt.ones(2, 2, dtype=dt.float16))
+    with pytest.raises(RuntimeError, match="cdist only supports floating-point dtypes, X1 got: Long"):
+        dt.cdist(dt.ones(2, 2, dtype=dt.long), dt.ones(2, 2))
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        dt.cdist(dt.ones(2, 2), dt.ones(2, 2, dtype=dt.float64))
