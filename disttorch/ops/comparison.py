@@ -87,7 +87,8 @@ TENSOR_METHODS = tuple(__all__)  # every comparison is also a Tensor method
 sort_type = _return_type("sort", ("values", "indices"))
 topk_type = _return_type("topk", ("values", "indices"))
 
-_OPERAND_TYPES = (Tensor, np.ndarray, int, float, complex, bool, np.number, np.bool_, list, tuple)
+#: what the comparison operators take (not a list: ``t == [1, 2]`` is False, as PyTorch's)
+_OPERAND_TYPES = (Tensor, np.ndarray, int, float, complex, bool, np.number, np.bool_)
 
 
 def _operand(x: Any) -> Any:

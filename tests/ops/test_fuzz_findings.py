@@ -234,3 +234,10 @@ def test_dtypes_without_a_kernel():
         dt.cdist(dt.ones(2, 2, dtype=dt.long), dt.ones(2, 2))
     with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
         dt.cdist(dt.ones(2, 2), dt.ones(2, 2, dtype=dt.float64))
+
+
+def test_comparison_operators_leave_lists_to_python():
+    t = dt.tensor([1, 2])
+    assert (t == [1, 2]) is False and (t != [1, 2]) is True
+    with pytest.raises(TypeError, match="'<' not supported between instances of 'Tensor' and 'list'"):
+        t < [1, 2]  # noqa: B015
