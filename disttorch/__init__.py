@@ -53,6 +53,8 @@ from .ops.method_twins import route_to_method as _route_to_method
 from .ops.out_arg import OUT_FUNCTIONS as _OUT_FUNCTIONS
 from .ops.out_arg import accept_out as _accept_out
 from .ops.tensor_only import TENSOR_ONLY as _TENSOR_ONLY
+from .ops.tensor_only import NO_ARRAYS as _NO_ARRAYS
+from .ops.tensor_only import refuse_arrays as _refuse_arrays
 from .ops.tensor_only import require_tensors as _require_tensors
 from ._creation import (
     arange,
@@ -240,7 +242,10 @@ def _export_ops() -> None:
         if method is not None:  # torch.reshape(dtensor, ...) as dtensor.reshape(...)
             obj = _route_to_method(obj, method)
         for name in aliases:
-            g[name] = _require_tensors(obj, name) if name in _TENSOR_ONLY else obj
+            if name in _TENSOR_ONLY:
+                g[name] = _require_tensors(obj, name)
+            else:
+                g[name] = _refuse_arrays(obj, name) if name in _NO_ARRAYS else obj
     for name in outside_ops:
         g[name] = _accept_out(g[name], name)
 

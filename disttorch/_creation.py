@@ -37,6 +37,13 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     complex numbers -> the default float dtype's complex type."""
     if isinstance(data, (np.ndarray, np.generic)):  # NumPy data keeps its dtype
         return _dtype.from_numpy(data.dtype).numpy
+    if isinstance(data, (list, tuple)):
+        held = _held_dtypes(data, {})
+        if held is not None:  # NumPy scalars or arrays inside: every element's dtype, promoted
+            out = None
+            for d in held:
+                out = d if out is None else _dtype.promote_types(out, d)
+            return out.numpy
     arr = np.asarray(data)
     k = arr.dtype.kind
     if k == "b":
@@ -48,8 +55,50 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     if k == "c":
         return _dtype.default_complex()
     if k == "O":
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        raise RuntimeError(f"Could not infer dtype of {type(_first_odd(data)).__name__}")
     raise TypeError(f"can't convert data of type {arr.dtype}")
+
+
+def _first_odd(data: Any) -> Any:
+    """The first element of nested sequences ``data`` that is neither a number nor a
+    sequence (``data`` itself if not a list or tuple): what PyTorch names when it cannot
+    infer a dtype; ``data`` when there is none."""
+    if not isinstance(data, (list, tuple)):
+        return data
+    for x in data:
+        odd = _first_odd(x)
+        if isinstance(x, (list, tuple)) and odd is x:
+            continue  # nothing odd inside x
+        if not isinstance(odd, (bool, int, float, complex, np.generic, np.ndarray, Tensor)):
+            return odd
+    return data
+
+
+def _held_dtypes(seq: Any, out: dict) -> dict | None:
+    """The dtypes of the elements of the nested sequence ``seq`` as PyTorch infers them, in
+    order (the keys of ``out``), when one is a NumPy scalar or array (its own dtype, as
+    PyTorch's ``[np.float64(1.0)]`` is float64 and ``[np.int32(1), 2]`` int64); None when
+    all are Python numbers."""
+    types = set(map(type, seq))
+    numpy_held = False
+    for tp in types:
+        if tp in _PYTHON_NUMBER_DTYPES:
+            out[_PYTHON_NUMBER_DTYPES[tp]()] = None
+    for x in seq if types - _PYTHON_NUMBER_DTYPES.keys() else ():
+        if isinstance(x, (np.ndarray, np.generic)):
+            out[_dtype.from_numpy(x.dtype)] = None
+            numpy_held = True
+        elif isinstance(x, (list, tuple)):
+            numpy_held = _held_dtypes(x, out) is not None or numpy_held
+    return out if numpy_held else None
+
+
+_PYTHON_NUMBER_DTYPES = {
+    bool: lambda: _dtype.bool,
+    int: lambda: _dtype.int64,
+    float: _dtype.get_default_dtype,
+    complex: lambda: _dtype.from_numpy(_dtype.default_complex()),
+}
 
 
 def _from_data(data: Any) -> Any:
@@ -118,8 +167,11 @@ def tensor(
 
 def _checked_integers(data: Any, np_dt: np.dtype) -> np.ndarray:
     """``data`` as integers of ``np_dt`` where NumPy refused a value: PyTorch's overflow error
-    for a value past the type (NaN too), a negative int into an unsigned type wrapped."""
+    for a value past the type (NaN too), a negative int into an unsigned type wrapped; a
+    Python int beyond int64 is the ValueError of PyTorch's parser (uint64 aside)."""
     values = np.array(data, dtype=object)
+    if np_dt != np.uint64 and any(type(v) is int and not -(2**63) <= v < 2**63 for v in values.flat):
+        raise ValueError("Overflow when unpacking long long")  # PyTorch's parser reads an int64
     checked = [_dtype.checked_scalar(v, np_dt, np_dt.name) for v in values.flat]
     return np.array(checked, dtype=np_dt).reshape(values.shape)
 
@@ -399,8 +451,9 @@ def full_like(
 
 
 def _number(v: Any) -> Any:
-    """A Python number from a number or a one-element tensor."""
-    return v.item() if isinstance(v, Tensor) else v
+    """A Python number from a number, a NumPy scalar (as PyTorch reads it: ``np.True_`` is
+    1.0) or a one-element tensor."""
+    return v.item() if isinstance(v, Tensor) else _dtype.python_scalar(v)
 
 
 def check_range_dtype(kernel: str, dtype: Any, complex_too: bool = False) -> None:
@@ -424,7 +477,7 @@ def _arange_values(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarr
 
 
 def arange(
-    start: Any,
+    start: Any = None,
     end: Any = None,
     step: Any = 1,
     *,
@@ -438,7 +491,11 @@ def arange(
     (then the default float dtype)."""
     check_layout("arange", layout, pin_memory)
     if end is None:
+        if start is None:
+            raise TypeError("arange() missing required argument 'end'")
         start, end = 0, start
+    elif start is None:  # arange(end=n)
+        start = 0
     start, end, step = _number(start), _number(end), _number(step)
     meta = _wants_meta(device)
     if step == 0:

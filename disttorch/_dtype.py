@@ -444,6 +444,20 @@ def _is_float8(dt: np.dtype) -> builtins.bool:
     return dt.name.startswith("float8")
 
 
+def python_scalar(x):
+    """A NumPy scalar operand as PyTorch's argument parser reads it: an integer as a Python
+    int, anything else as a Python float (``np.bool_`` too: ``int_tensor + np.True_`` is
+    float32), a ``complex128`` as a complex, ``complex64`` by its real part; other values
+    pass through."""
+    if not isinstance(x, np.generic) or isinstance(x, (builtins.float, builtins.complex)):
+        return x
+    if isinstance(x, np.integer):
+        return builtins.int(x)
+    if isinstance(x, np.complexfloating):
+        return builtins.float(x.real)
+    return builtins.float(x) if isinstance(x, (np.floating, np.bool_)) else x
+
+
 def result_type(a, b) -> np.dtype:
     """NumPy dtype of a binary op's result under PyTorch's rules.
 

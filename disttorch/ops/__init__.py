@@ -51,6 +51,7 @@ from . import (
     view_copies,
 )
 from ._numpy_names import accept_numpy_names
+from .tensor_only import NO_ARRAYS, TENSOR_ONLY, refuse_arrays, require_tensors
 
 FAMILIES = [
     complex,  # first: its result_type (of tensors and numbers) is the public one
@@ -79,6 +80,14 @@ FAMILIES = [
 ]
 
 
+def _checked_operands(method: Any, name: str) -> Any:
+    """Tensor method ``name`` refusing, as PyTorch's, a number where it takes only tensors
+    (``t.atan2_(2)``) or a NumPy array where it takes a tensor or a number (``t.add(array)``)."""
+    if name.rstrip("_") in TENSOR_ONLY:
+        return require_tensors(method, name, method=True)
+    return refuse_arrays(method, name, method=True) if name in NO_ARRAYS else method
+
+
 def _reflected(fn: Any) -> Any:
     def method(self: Tensor, other: Any) -> Tensor:
         return fn(other, self)
@@ -89,7 +98,7 @@ def _reflected(fn: Any) -> Any:
 def _bind() -> None:
     for mod in FAMILIES:
         for name in mod.TENSOR_METHODS:
-            setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
+            setattr(Tensor, name, _checked_operands(accept_numpy_names(getattr(mod, name)), name))
     tensor_attributes.bind()
     complex.bind()
     for name, fn in _storage.TENSOR_METHODS.items():
@@ -118,7 +127,7 @@ def _bind() -> None:
     Tensor.T = property(shape._reversed_dims)
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
-            setattr(Tensor, name, _as_method(accept_numpy_names(fn)))
+            setattr(Tensor, name, _checked_operands(_as_method(accept_numpy_names(fn)), name))
     _profiler.PROFILED_METHODS.update(  # a profiler times each as PyTorch's operator
         {name: f"aten::{name}" for name in inplace.TENSOR_METHODS if not name.startswith("__")}
     )

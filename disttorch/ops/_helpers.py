@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type, scalar_type_name
+from .._dtype import get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._public_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from ..kernels.threads import astype, elementwise
@@ -28,12 +28,20 @@ wrap_dim = _wrap_dim
 
 
 def arr(x: Any) -> Any:
-    """The NumPy array of a tensor; Python scalars pass through."""
-    return x._data if isinstance(x, Tensor) else x
+    """The NumPy array of a tensor; Python scalars pass through, NumPy scalars become them."""
+    if isinstance(x, Tensor):
+        return x._data
+    return python_scalar(x) if isinstance(x, np.generic) else x
 
 
-def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
-    """PyTorch's message for shapes that do not broadcast, naming the first bad dim."""
+def broadcast_error(sa: tuple, sb: tuple, *more: tuple) -> RuntimeError:
+    """PyTorch's message for shapes that do not broadcast, naming the first bad dim (of the
+    first shape that does not broadcast with those before it, when there are ``more``)."""
+    for sc in more:
+        try:
+            sa, sb = np.broadcast_shapes(sa, sb), sc
+        except ValueError:
+            break
     n = max(len(sa), len(sb))
     pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
     for d in range(n - 1, -1, -1):
@@ -49,8 +57,8 @@ def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.nd
     """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages (on
     the op's threads when the result is large). ``exact_scalar``: a number (or 0-d tensor)
     as ``b`` of a 16-bit float op enters unrounded, as in PyTorch's ``mul`` and ``div``."""
-    xa = a._data if isinstance(a, Tensor) else a
-    xb = b._data if isinstance(b, Tensor) else b
+    xa = a._data if isinstance(a, Tensor) else python_scalar(a) if isinstance(a, np.generic) else a
+    xb = b._data if isinstance(b, Tensor) else python_scalar(b) if isinstance(b, np.generic) else b
     rt = result_type(xa, xb)
     if rt.kind in "fc" and rt.itemsize >= 4:
         # PyTorch computes in the result dtype: an integer tensor, or a 0-d tensor of a wider

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import result_type, scalar_type_name
+from .._dtype import python_scalar, result_type, scalar_type_name
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
@@ -33,8 +33,9 @@ from ._helpers import (
     wrap_dim,
     wrapped_int,
 )
-from .dtype_rules import check_kernel
+from .dtype_rules import check_kernel, refuse_kernel
 from .flat import flat
+from .scalar_self import number_self
 
 __all__ = [
     "eq",
@@ -86,7 +87,8 @@ TENSOR_METHODS = tuple(__all__)  # every comparison is also a Tensor method
 sort_type = _return_type("sort", ("values", "indices"))
 topk_type = _return_type("topk", ("values", "indices"))
 
-_OPERAND_TYPES = (Tensor, np.ndarray, int, float, complex, bool, np.number, np.bool_, list, tuple)
+#: what the comparison operators take (not a list: ``t == [1, 2]`` is False, as PyTorch's)
+_OPERAND_TYPES = (Tensor, np.ndarray, int, float, complex, bool, np.number, np.bool_)
 
 
 def _operand(x: Any) -> Any:
@@ -95,7 +97,7 @@ def _operand(x: Any) -> Any:
         return x._data
     if isinstance(x, (list, tuple)):
         return np.asarray(x)
-    return x
+    return python_scalar(x) if isinstance(x, np.generic) else x
 
 
 def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
@@ -197,9 +199,15 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 def bitwise_not(input: Tensor) -> Tensor:
     """Elementwise ``~input`` of an integer or bool tensor."""
-    if input._data.dtype.kind in "fV":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    refuse_kernel("bitwise_not_cpu", input, "fVc")
     return Tensor._make(elementwise(np.invert, input._data))
+
+
+def _invert(input: Tensor) -> Tensor:
+    """``~input``: PyTorch's operator refuses a floating tensor with a TypeError."""
+    if input._data.dtype.kind in "fVc":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(input)
 
 
 # ---------------------------------------------------------------------- integer-valued arithmetic
@@ -248,6 +256,7 @@ class Modulo(Function):
         return (g if na else None), (-g * Tensor._make(ctx.quotient) if nb else None), None, None
 
 
+@number_self
 def remainder(input: Any, other: Any) -> Tensor:
     """``input % other`` with the sign of ``other`` (Python's modulus)."""
     check_kernel("remainder", input, other)
@@ -267,10 +276,11 @@ def _float_only(fn: Callable, name: str) -> Callable:
         x = input._data
         if x.dtype.kind == "c":
             raise NotImplementedError(f"{name} is not supported for complex inputs")
+        refuse_kernel(f"{name}_vml_cpu", input, "b")
         return flat(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy(), node, input)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). Zero gradient."
+    op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged, bools refused). Zero gradient."
     return op
 
 
@@ -586,6 +596,19 @@ def _replay_tied(
             out[np.unravel_index(r, out.shape[:-1])] = done[key]
 
 
+def unique_axis(x: np.ndarray, dim: int) -> int:
+    """``dim`` of ``unique`` (and ``unique_consecutive``) wrapped, with PyTorch's errors for a 0-d tensor and for an empty
+    dimension other than ``dim``."""
+    if x.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    axis = wrap_dim(dim, x.ndim)
+    if 0 in x.shape[:axis] + x.shape[axis + 1 :]:
+        raise RuntimeError(
+            "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+        )
+    return axis
+
+
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -599,7 +622,7 @@ def unique(
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"unique\" not implemented for '{scalar_type_name(x.dtype)}'")
-    axis = None if dim is None else wrap_dim(dim, x.ndim)
+    axis = None if dim is None else unique_axis(x, dim)
     nan_kw = {"equal_nan": False} if axis is None else {}
     values, inverse, counts = np.unique(
         sortable(x), return_inverse=True, return_counts=True, axis=axis, **nan_kw
@@ -641,7 +664,7 @@ TENSOR_OPERATORS = {
     "__ror__": bitwise_or,
     "__xor__": bitwise_xor,
     "__rxor__": bitwise_xor,
-    "__invert__": bitwise_not,
+    "__invert__": _invert,
     "__floordiv__": floor_divide,
     "__rfloordiv__": _rfloordiv,
     "__mod__": remainder,

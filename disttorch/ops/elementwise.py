@@ -53,6 +53,7 @@ from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
 from .opmath import SCALAR_TAIL, computed_in_float32, is_low, low_result, round_scalar_tail, scalar_of
+from .scalar_self import number_self
 
 __all__ = [
     "add",
@@ -355,6 +356,11 @@ class Pow(Function):
         if out is None:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 out = binary(np.power, a, b)
+        if isinstance(b, Tensor) and out.dtype.kind == "c":
+            # PyTorch's complex kernel computes exp(b * log(a)): 0 ** 0 is 0 * -inf, NaN
+            zero = np.broadcast_to((np.asarray(xa) == 0) & (xb == 0), out.shape)
+            if zero.any():
+                out = np.where(zero, complex(math.nan, math.nan), out).astype(out.dtype, copy=False)
         if ctx.needs_input_grad:
             _operands(ctx, a, b)
             if ctx.needs_input_grad[1]:  # the output only for the exponent's gradient
@@ -818,7 +824,10 @@ class Lerp(Function):
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b, w if isinstance(w, Tensor) else None)
             ctx.weight = None if isinstance(w, Tensor) else w
-        return lerp_kernel(a._data, b._data, arr(w))
+        try:
+            return lerp_kernel(a._data, b._data, arr(w))
+        except ValueError:
+            raise broadcast_error(a._data.shape, b._data.shape, np.shape(arr(w))) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -1182,8 +1191,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
     rt = result_type(xa, xb)
-    if rt.kind == "b":
-        raise NotImplementedError("\"div_trunc_cpu\" not implemented for 'Bool'")
+    if rt.kind in "bc":
+        raise NotImplementedError(f"\"div_trunc_cpu\" not implemented for '{scalar_type_name(rt)}'")
     if rt.kind in "iu":  # in the result's dtype, as PyTorch (a number wraps into it first)
         xa, xb = (np.asarray(wrapped_int(rt, x)).astype(rt, copy=False) for x in (xa, xb))
         if np.any(xb == 0):
@@ -1196,11 +1205,13 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return Tensor._make(np.trunc(binary(np.true_divide, input, other)))
 
 
+@number_self
 def pow(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent``; either may be a Python number."""
     return Pow.apply(input, exponent)
 
 
+@number_self
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64 (complex128 when either is complex)."""
     complex_ = any(

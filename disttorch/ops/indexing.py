@@ -21,6 +21,7 @@ from .._dtype import c_type_name, checked_scalar, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
+from .as_strided import writable_alias
 from .dtype_rules import require_source_dtype
 from .shape import Select, expand_sizes
 
@@ -377,6 +378,10 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
     except IndexError as e:
         raise _index_error(e) from None
     except ValueError:
+        alias = None if target.flags.writeable else writable_alias(target)
+        if alias is not None and _writes_each_address_once(target, index):
+            alias[index] = value
+            return
         if not target.flags.writeable:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to "
@@ -395,6 +400,16 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
             f"shape mismatch: value tensor of shape {list(shape)} cannot "
             f"be broadcast to indexing result of shape {list(result)}"
         ) from None
+
+
+def _writes_each_address_once(target: np.ndarray, index: Any) -> bool:
+    """Whether ``target[index] = value``, ``target`` an expanded view, is one PyTorch allows:
+    an advanced index (its ``index_put_``), or a view with no two elements at one address
+    (``expanded[0] = 1``)."""
+    if not _is_basic(index):
+        return True
+    view = target[index]
+    return all(n <= 1 or stride != 0 for n, stride in zip(view.shape, view.strides))
 
 
 def _is_basic(index: Any) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _random
-from .._dtype import checked_scalar, get_default_dtype, result_type, scalar_type_name
+from .._dtype import checked_scalar, get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._meta_array import MetaArray
 from .._random import _gen
 from .._tensor import Tensor
@@ -38,7 +38,7 @@ from ..autograd.function import Function, modified_inplace_message
 from ..autograd.function import _dispatch as function_dispatch
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
-from ._helpers import in_half, wrapped_int
+from ._helpers import broadcast_error, in_half, wrapped_int
 from .as_strided import writable_alias
 from .deprecated_overloads import scale_first
 from .dtype_rules import (
@@ -448,7 +448,9 @@ class ZeroRegion(Function):
 
 
 def _operand(other: Any) -> Any:
-    return other._data if isinstance(other, Tensor) else other
+    if isinstance(other, Tensor):
+        return other._data
+    return python_scalar(other) if isinstance(other, np.generic) else other
 
 
 def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exact: bool = False) -> Tensor:
@@ -474,9 +476,12 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exac
     except ValueError:
         if not x.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
+        try:
+            shape = np.broadcast_shapes(x.shape, np.shape(o))
+        except ValueError:
+            raise broadcast_error(x.shape, np.shape(o)) from None
         raise RuntimeError(
-            f"output with shape {list(x.shape)} doesn't match the broadcast shape "
-            f"{list(np.broadcast_shapes(x.shape, np.shape(o)))}"
+            f"output with shape {list(x.shape)} doesn't match the broadcast shape {list(shape)}"
         ) from None
     t._bump_version()
     return t
@@ -810,18 +815,24 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     if type(src._data) is MetaArray and type(self._data) is not MetaArray:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    if src._data.shape != self._data.shape:
+        _check_copy_shape(self._data.shape, src._data.shape)
     if _recording(self, src):
-        try:
-            np.broadcast_shapes(src._data.shape, self._data.shape)
-        except ValueError:
-            raise RuntimeError(
-                f"output with shape {list(self._data.shape)} doesn't match the "
-                f"broadcast shape {list(src._data.shape)}"
-            ) from None
         return _record(self, lambda a: Copy.apply(a, src), snapshot=False, any_cast=True)
     _write(self, src._data)
     self._bump_version()
     return self
+
+
+def _check_copy_shape(shape: tuple, src: tuple) -> None:
+    """``src`` must broadcast to ``shape`` itself (no extra leading dims, even of size 1)."""
+    tail = shape[len(shape) - len(src) :]
+    if len(src) > len(shape) or any(s != 1 and s != d for s, d in zip(src, tail)):
+        try:
+            wanted = list(np.broadcast_shapes(shape, src))
+        except ValueError:
+            wanted = list(src)
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {wanted}")
 
 
 #: what ``t[i] = value`` takes as ``value``, as PyTorch (no sequences, no NumPy arrays)

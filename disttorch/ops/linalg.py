@@ -350,6 +350,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     Operands may also be given as one list. An operand that requires grad and repeats a
     subscript (``'ii'``) enters as that diagonal, a view (as in PyTorch).
     """
+    if not isinstance(equation, str):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out = _einsum_subscripts(equation, [o._data.shape for o in operands])
@@ -364,6 +366,30 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             subs[i], o = _diagonals(i, t, o)
             operands = operands[:i] + (o,) + operands[i + 1 :]
     return Einsum.apply(subs, out, *operands)
+
+
+_SUBLIST_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist_equation(args: tuple) -> tuple[str, tuple]:
+    """The equation and operands of einsum's sublist form (operands each followed by a list
+    of subscripts, integers below 52 or ``...``; optionally the output's list last)."""
+
+    def letters(sub: Any) -> str:
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < len(_SUBLIST_LETTERS):
+                out.append(_SUBLIST_LETTERS[s])
+            else:
+                raise ValueError(f"einsum(): expected subscript to be within the range [0, 52), but got {s}")
+        return "".join(out)
+
+    operands, subs = args[0:-1:2] if len(args) % 2 else args[0::2], args[1::2]
+    inputs = ",".join(letters(sub) for sub in subs[: len(operands)])
+    output = "->" + letters(args[-1]) if len(args) % 2 else ""
+    return inputs + output, tuple(operands)
 
 
 def _diagonals(i: int, sub: str, operand: Tensor) -> tuple[str, Tensor]:

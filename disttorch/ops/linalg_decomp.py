@@ -213,6 +213,15 @@ def _singular(name: str, x: np.ndarray) -> LinAlgError:
     )
 
 
+def _solver_failed(a: np.ndarray) -> LinAlgError:
+    """PyTorch's message for ``linalg.solve`` of a singular matrix, naming the first singular
+    one of a batch."""
+    batch = a.reshape(-1, *a.shape[-2:])
+    first = next((i for i, m in enumerate(batch) if np.linalg.matrix_rank(m) < m.shape[-1]), 0)
+    pre = f"(Batch element {first}): " if a.ndim > 2 else ""
+    return LinAlgError(f"torch.linalg.solve: {pre}The solver failed because the input matrix is singular.")
+
+
 class Inv(Function):
     """``A^{-1}``; gradient ``-A^{-H} g A^{-H}``."""
 
@@ -248,7 +257,7 @@ class Solve(Function):
         try:
             x = lapack(np.linalg.solve, A, B)
         except np.linalg.LinAlgError:
-            raise _singular("linalg.solve", A) from None
+            raise _solver_failed(A) from None
         ctx.A, ctx.x, ctx.left = A, x, left
         return x if left else _T(x)
 

@@ -47,7 +47,7 @@ from .linalg_decomp import (
 )
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
-from .reduction import check_no_identity
+from .reduction import check_no_identity, check_norm_dtype
 from .shape import cat, sum_to
 
 __all__ = [
@@ -182,17 +182,18 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor
             f"linalg.solve: Expected A and B to have the same dtype, but found "
             f"A of type {A.dtype.name} and B of type {B.dtype.name} instead"
         )
-    if _vector_rhs(A, B) and left:
-        return Solve.apply(A, B.unsqueeze(-1), True).squeeze(-1)
+    vector = _vector_rhs(A, B) and left
     n = A._data.shape[-1]
-    k = B._data.shape[-2] if left else B._data.shape[-1]
-    if k != n:
+    rows, cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
+    if (rows if left else cols) != n:
         side = "rows" if left else "columns"
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation "
-            f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and "
-            f"{B._data.shape[-2]}x{B._data.shape[-1]}): B must have {n} {side}"
+            f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and {rows}x{cols}): "
+            f"B must have {n} {side}"
         )
+    if vector:
+        return Solve.apply(A, B.unsqueeze(-1), True).squeeze(-1)
     batch = np.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2])
     A2 = A.expand(batch + A._data.shape[-2:]) if A._data.shape[:-2] != batch else A
     B2 = B.expand(batch + B._data.shape[-2:]) if B._data.shape[:-2] != batch else B
@@ -577,6 +578,7 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
             f"input. Got {scalar_type_name(x._data.dtype)}"
         )
     if dtype is not None:
+        check_norm_dtype(x, dtype)
         x = x.to(dtype)
     if x._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
         x = x.abs()
@@ -652,6 +654,8 @@ def matrix_norm(
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:
         A = A.to(dtype)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
     d0, d1 = dim[0] % A.dim(), dim[1] % A.dim()
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
@@ -677,6 +681,10 @@ def norm(
     ``dim``, or a string ``ord``); ``ord=None`` is the 2-norm / Frobenius norm."""
     if isinstance(dim, int):
         dim = (dim,)
+    if ord is not None and dim is None and A.dim() > 2:
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
     if (
         dim is not None
         and len(dim) == 2
@@ -685,10 +693,6 @@ def norm(
     ):
         return matrix_norm(
             A, "fro" if ord is None else ord, tuple(dim) if dim else (-2, -1), keepdim, dtype=dtype
-        )
-    if ord is not None and dim is None and A.dim() != 1:
-        raise RuntimeError(
-            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
         )
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 

@@ -39,7 +39,7 @@ from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, binary, broadcast_error, no_complex, scalar_as_vector, wrap_dim
-from .comparison import _replay_tied, sort, sortable
+from .comparison import _replay_tied, sort, sortable, unique_axis
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import (
     check_kernel,
@@ -349,7 +349,7 @@ def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
 
 def frac(input: Tensor) -> Tensor:
     """Fractional part ``x - trunc(x)`` (gradient 1); floating inputs only, as PyTorch."""
-    refuse_kernel("frac_cpu", input, "biu")
+    refuse_kernel("frac_cpu", input, "biuc")
     return named_node(input - Tensor._make(np.trunc(input._data)), "FracBackward0")
 
 
@@ -460,7 +460,9 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:
 
 
 def signbit(input: Tensor) -> Tensor:
-    """True where the sign bit is set (also for -0.0)."""
+    """True where the sign bit is set (also for -0.0); no complex inputs, as PyTorch."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     return Tensor._make(elementwise(np.signbit, input._data))
 
 
@@ -477,7 +479,7 @@ def isneginf(input: Tensor) -> Tensor:
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (refuses bool, as PyTorch)."""
     if input._data.dtype == np.bool_:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
@@ -731,7 +733,10 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
             "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)",
             once=True,
         )
-        dim = next(i for i, s in enumerate(np.broadcast_shapes(input.shape, other.shape)) if s == 3)
+        sizes = np.broadcast_shapes(input.shape, other.shape)
+        if 3 not in sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes.index(3)
     return _linalg.cross(input, other, dim=dim)
 
 
@@ -746,6 +751,17 @@ def cdist(
 ) -> Tensor:
     """Pairwise ``p``-norm distances between the rows of ``x1`` (``*, P, M``) and ``x2``
     (``*, R, M``)."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._data.dtype.kind not in "fV":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(x._data.dtype)}"
+            )
+    if x1._data.dtype != x2._data.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_type_name(x1._data.dtype)} but found {scalar_type_name(x2._data.dtype)}"
+        )
+    if x1._data.dtype.itemsize == 2:  # float16, bfloat16: no kernel
+        refuse_kernel("cdist", x1, "fV")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
@@ -992,6 +1008,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     """``(min, max)`` over ``dim`` (all elements when None)."""
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input.numel() == 0 and (dim is None or input.shape[dim] == 0 or input.dim() == 0):
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+        )
     if dim is None:
         dims = tuple(builtins.range(input.dim()))  # (this module defines torch.range)
         return _AMINMAX(input.amin(dims, keepdim=keepdim), input.amax(dims, keepdim=keepdim))
@@ -1244,6 +1264,12 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
 
 def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:
     """Covariance of the variables in the rows of ``input`` (observations in columns)."""
+    if input.dim() > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions"
+        )
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.dim() == 2 else input.reshape(1, -1)
     x = _float(x)
     n = x.shape[1]
@@ -1440,8 +1466,12 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 
 
 def _no_bool_search(seq: np.ndarray, x: np.ndarray) -> None:
-    if seq.dtype.kind == "b" and x.dtype.kind == "b":
-        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+    """PyTorch's searchsorted has no kernel for bools (both) or complex numbers (either)."""
+    bad = next((d for d in (x.dtype, seq.dtype) if d.kind == "c"), None)
+    if bad is None and seq.dtype.kind == "b" and x.dtype.kind == "b":
+        bad = seq.dtype
+    if bad is not None:
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{scalar_type_name(bad)}'")
 
 
 def _insertion(seq: np.ndarray, x: np.ndarray, side: str) -> np.ndarray:
@@ -1485,6 +1515,7 @@ def searchsorted(
     """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
     sd = "right" if (side == "right" or right) else "left"
     x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    _check_search_shapes(sorted_sequence._data.shape, x.shape)
     _no_bool_search(sorted_sequence._data, x)
     seq, x = sortable(sorted_sequence._data), sortable(x)
     if sorter is not None:
@@ -1492,15 +1523,37 @@ def searchsorted(
     if seq.ndim == 1:
         out = _insertion(seq, x, sd)
     else:
-        flat_s = seq.reshape(-1, seq.shape[-1])
-        flat_x = x.reshape(-1, x.shape[-1])
-        out = np.stack([_insertion(s, v, sd) for s, v in zip(flat_s, flat_x)]).reshape(x.shape)
+        rows = math.prod(seq.shape[:-1])  # (not -1: a row may be empty)
+        flat_s, flat_x = seq.reshape(rows, seq.shape[-1]), x.reshape(rows, x.shape[-1])
+        found = [_insertion(s, v, sd) for s, v in zip(flat_s, flat_x)]
+        out = np.stack(found).reshape(x.shape) if found else np.zeros(x.shape, np.int64)
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
+def _check_search_shapes(boundaries: tuple, values: tuple) -> None:
+    """PyTorch's checks of ``searchsorted``'s shapes: 1-D boundaries, or boundaries whose
+    leading dims are the values' (a scalar value only into 1-D boundaries)."""
+    if not values and len(boundaries) != 1:
+        raise RuntimeError(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is 1, "
+            f"but we got boundaries tensor dim({len(boundaries)}) and input value's dim(0) numel(1)"
+        )
+    if not boundaries:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension"
+        )
+    if len(boundaries) != 1 and (len(values) != len(boundaries) or values[:-1] != boundaries[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(boundaries)} and input "
+            f"value tensor {list(values)}"
+        )
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Count (or sum ``weights`` of) each non-negative integer value."""
     x = input._data
+    refuse_kernel("bincount_cpu", input, "bfVc")
     if x.ndim != 1 or x.dtype.kind not in "iu" or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = None if weights is None else weights._data
@@ -1636,7 +1689,7 @@ def unique_consecutive(
         start = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
         vals = flat[start]
     else:
-        moved = np.moveaxis(x, dim, 0)
+        moved = np.moveaxis(x, unique_axis(x, dim), 0)
         diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(1) if moved.shape[0] else []
         start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
         vals = np.moveaxis(moved[start], 0, dim)
@@ -1869,6 +1922,9 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     """True where an element of ``elements`` occurs in ``test_elements``."""
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    for d in (a.dtype, b.dtype):
+        if d.kind in "bc":
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_type_name(d)}")
     return Tensor._make(np.isin(a, b, invert=invert))
 
 
@@ -1921,6 +1977,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         input = input.expand(shape)
     m = np.broadcast_to(mask._data, shape)
     n = int(m.sum())
+    if source.numel() < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
     return _scatter_into(input, Tensor._make(m.copy()), source.reshape(-1)[:n])
 
 

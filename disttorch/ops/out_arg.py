@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _native_warnings
-from .._dtype import c_type_name, scalar_type_name
+from .._dtype import c_type_name, dtype, scalar_type_name
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dtype_rules import check_cast
@@ -60,6 +60,16 @@ _FACTORIES = frozenset(
 )
 
 
+#: functions whose ``out=`` overload needs ``dim`` (``torch.sum(x, out=o)`` is PyTorch's TypeError)
+_OUT_NEEDS_DIM = {
+    **dict.fromkeys(
+        ("sum", "prod"),
+        "{name}() received an invalid combination of arguments - got (Tensor, out=Tensor): its out= form "
+        "takes a dim, {name}(input, dim, keepdim=False, *, dtype=None, out=None)",
+    ),
+    **dict.fromkeys(("median", "nanmedian"), '{name}() missing 1 required positional arguments: "dim"'),
+}
+
 #: reductions that compute in ``out``'s dtype when no ``dtype`` is given (the input cast first)
 _OUT_DTYPE_REDUCTIONS = frozenset("sum prod cumsum cumprod".split())
 
@@ -73,10 +83,14 @@ _EXACT_DTYPE = {
         """
         addmm addmv aminmax argmax argmin baddbmm bmm cross diag gather index_add inverse isin
         matmul matrix_power max min mm msort mv norm renorm scatter softmax sort take_along_dim
-        topk tril triu
+        topk tril triu linalg_vector_norm
         """.split(),
         _GENERIC,
     ),
+    **{
+        f"linalg_{name}": f"linalg.{name} expected out tensor dtype {{Want}} but got: {{Have}}"
+        for name in ("norm", "matrix_norm")
+    },
     # the unary ops without type promotion, and clamp (TensorIterator's same-dtype check)
     **dict.fromkeys(
         """
@@ -260,15 +274,19 @@ def accept_out(fn: Callable, name: str, declared: bool = False) -> Callable:
     def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
         if out is None:
             return fn(*args, **kwargs)
+        if name in _OUT_NEEDS_DIM and len(args) < 2 and "dim" not in kwargs:
+            raise TypeError(_OUT_NEEDS_DIM[name].format(name=name))
         if name in _TENSORS_ONLY:
             _check_tensors_only(name, args, kwargs)
         rule = name if name not in _EXACT_WHEN or _EXACT_WHEN[name](args, kwargs) else None
-        if (
-            (name in _FACTORIES or name in _OUT_DTYPE_REDUCTIONS)
-            and kwargs.get("dtype") is None
-            and isinstance(out, Tensor)
-        ):
-            kwargs["dtype"] = out.dtype
+        if (name in _FACTORIES or name in _OUT_DTYPE_REDUCTIONS) and isinstance(out, Tensor):
+            if kwargs.get("dtype") is None:
+                kwargs["dtype"] = out.dtype
+            elif name in _FACTORIES and isinstance(kwargs["dtype"], dtype) and kwargs["dtype"] != out.dtype:
+                raise RuntimeError(
+                    f"dtype {scalar_type_name(kwargs['dtype'].numpy)} does not match dtype of out "
+                    f"parameter ({scalar_type_name(out._data.dtype)})"
+                )
         result = fn(*args, out=out, **kwargs) if declared else fn(*args, **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         if grad_mode.is_grad_enabled() and any(r.requires_grad for r in results):

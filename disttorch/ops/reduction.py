@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _native_warnings
-from .._dtype import get_default_dtype, scalar_type_name
+from .._dtype import get_default_dtype, promote_types, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -29,6 +29,7 @@ from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, sca
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
+from .linalg_decomp import SVD
 from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
@@ -863,19 +864,54 @@ def check_no_identity(x: Tensor, ord: Any, dim: Any) -> None:
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): ``p`` is a number (2, 1,
-    ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2). The nuclear norm is not supported."""
+    ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2); ``'nuc'``: the nuclear norm of the
+    matrices over the two ``dim`` (all of a 2-D input's by default)."""
     if p == "fro" or p is None:
         p = 2
-    if isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use a number, inf or 'fro'")
     if dtype is not None:
+        check_norm_dtype(input, dtype)
         input = cast(input, dtype)
+    if p == "nuc":
+        return _nuclear_norm(input, tuple(builtins.range(input.dim())) if dim is None else dim, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if input._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
         input = input.abs()
     if p < 0 or p == math.inf:
         check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
+
+
+def check_norm_dtype(x: Tensor, dtype: Any) -> None:
+    """PyTorch's refusals of a norm's ``dtype``: any for an input neither floating nor
+    complex, a real one for a complex input and a complex one for a real input, or one that
+    narrows the input's (float64 into float32)."""
+    have, want = x._data.dtype, dtype.numpy
+    if have.kind not in "fVc":
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(have)}"
+        )
+    if (have.kind == "c") != (want.kind == "c"):
+        kind = "complex" if have.kind == "c" else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {scalar_type_name(want)}"
+        )
+    if promote_types(x.dtype, dtype) != dtype:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({scalar_type_name(have)}) should be convertible "
+            f"without narrowing to the specified dtype ({scalar_type_name(want)})"
+        )
+
+
+def _nuclear_norm(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """The sum of the singular values of the matrices over the two ``dim``."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) != 2 or input.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    d0, d1 = (wrap_dim(d, input.dim()) for d in dims)
+    r = SVD.apply(input.movedim((d0, d1), (-2, -1)), False)[1].sum(-1)
+    return r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1)) if keepdim else r
 
 
 # ---------------------------------------------------------------------- cumsum

@@ -26,6 +26,7 @@ from ..kernels import special as K
 from ._helpers import broadcast_error, complex_kernel_error
 from .dtype_rules import check_kernel
 from .elementwise import Pow, exp, log, sigmoid, where
+from .scalar_self import number_self
 
 __all__ = [
     "digamma",
@@ -499,11 +500,13 @@ def sinc(input: Tensor, *, out: Any = None) -> Tensor:
     return Sinc.apply(input)
 
 
+@number_self
 def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """``input * log(other)``, 0 where ``input == 0``."""
     return Xlogy.apply(input, other)
 
 
+@number_self
 def xlog1py(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """``input * log1p(other)``, 0 where ``input == 0``."""
     return Xlog1py.apply(input, other)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+import numpy as np
+
 from .._tensor import Tensor
 
-__all__ = ["TENSOR_ONLY", "require_tensors"]
+__all__ = ["NO_ARRAYS", "TENSOR_ONLY", "refuse_arrays", "require_tensors"]
 
 #: the functions, and the names of their leading parameters that must be tensors
 TENSOR_ONLY = {
@@ -25,11 +27,39 @@ TENSOR_ONLY = {
     "complex": ("real", "imag"),
 }
 
+#: the functions (and Tensor methods) taking a tensor or a number, never a NumPy array, for
+#: the parameters named (``torch.add(t, np.ones(2))`` is PyTorch's TypeError; ``t + array``,
+#: an operator, is not and stays NumPy's)
+NO_ARRAYS = {
+    **dict.fromkeys(
+        """
+        add sub subtract mul multiply div divide true_divide floor_divide remainder fmod
+        eq ne lt le gt ge greater greater_equal less less_equal not_equal
+        bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
+        """.split(),
+        ("input", "other"),
+    ),
+    "pow": ("input", "exponent"),
+    "where": ("condition", "input", "other"),
+    "clamp": ("input", "min", "max"),
+    "clip": ("input", "min", "max"),
+    **TENSOR_ONLY,
+}
 
-def require_tensors(fn: Callable, name: str) -> Callable:
+
+def _type_name(value: Any) -> str:
+    """The name of ``value``'s type as PyTorch's parser prints it (``numpy.ndarray``, ``int``)."""
+    tp = type(value)
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+
+
+def require_tensors(fn: Callable, name: str, method: bool = False) -> Callable:
     """``fn``, refusing a non-tensor for the parameters ``TENSOR_ONLY[name]`` as PyTorch
-    (objects with ``__torch_function__`` pass, as through PyTorch's argument parser)."""
-    params = TENSOR_ONLY[name]
+    (objects with ``__torch_function__`` pass, as through PyTorch's argument parser);
+    ``method``: ``fn`` bound as a Tensor method, or its in-place twin (``atan2_``), whose
+    positions count after ``self``."""
+    params = TENSOR_ONLY[name.rstrip("_")]
+    first = 0 if method else 1
 
     @functools.wraps(fn)
     def tensors_only(*args: Any, **kwargs: Any) -> Any:
@@ -41,8 +71,29 @@ def require_tensors(fn: Callable, name: str) -> Callable:
                 and not hasattr(type(value), "__torch_function__")
             ):
                 raise TypeError(
-                    f"{name}(): argument '{param}' (position {position + 1}) must be Tensor, not {type(value).__name__}"
+                    f"{name}(): argument '{param}' (position {position + first}) must be Tensor, "
+                    f"not {_type_name(value)}"
                 )
         return fn(*args, **kwargs)
 
     return tensors_only
+
+
+def refuse_arrays(fn: Callable, name: str, method: bool = False) -> Callable:
+    """``fn``, refusing a NumPy array for the parameters ``NO_ARRAYS[name]`` with PyTorch's
+    ``TypeError``; ``method``: ``fn`` bound as a Tensor method (positions count after
+    ``self``)."""
+    params = NO_ARRAYS[name]
+
+    @functools.wraps(fn)
+    def no_arrays(*args: Any, **kwargs: Any) -> Any:
+        for position, param in enumerate(params):
+            value = args[position] if position < len(args) else kwargs.get(param)
+            if isinstance(value, np.ndarray):
+                raise TypeError(
+                    f"{name}(): argument '{param}' (position {position + (0 if method else 1)}) must be "
+                    "Tensor, not numpy.ndarray"
+                )
+        return fn(*args, **kwargs)
+
+    return no_arrays

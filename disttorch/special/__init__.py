@@ -11,6 +11,7 @@ from ..ops.comparison import round
 from ..ops.elementwise import erf, expm1, log1p
 from ..ops.out_arg import accept_declared_out as _accept_declared_out
 from ..ops.reduction import log_softmax, logsumexp, softmax
+from ..ops.scalar_self import number_self as _number_self
 from ..ops.special import (
     digamma,
     erfc,
@@ -117,6 +118,7 @@ def ndtri(input: Tensor, *, out: _Any = None) -> Tensor:
     return _s.Ndtri.apply(input)
 
 
+@_number_self
 def zeta(input: _Any, other: _Any, *, out: _Any = None) -> Tensor:
     """The Hurwitz zeta function ``sum_k (k + other)^(-input)`` (no gradient)."""
     return _s.Zeta.apply(input, other)

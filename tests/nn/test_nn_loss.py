@@ -579,3 +579,13 @@ def test_bce_with_logits_gradient_bits_as_pytorch(torch, dtype_name, reduction):
     np.testing.assert_array_equal(
         _bce_logits_gradient(dt, dtype_name, reduction), _bce_logits_gradient(torch, dtype_name, reduction)
     )
+
+
+def test_class_targets_are_long_or_byte():
+    x = dt.randn(2, 3)
+    for fn in (F.cross_entropy, F.nll_loss):
+        with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
+            fn(x, dt.tensor([0, 2], dtype=dt.int32))
+        assert fn(x, dt.tensor([0, 2], dtype=dt.uint8)).shape == ()
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Byte"):
+        F.cross_entropy(dt.randn(2, 3, 4), dt.zeros(2, 4, dtype=dt.uint8))

@@ -98,12 +98,15 @@ def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
 
 # ---------------------------------------------------------------------- class-index targets
 def _class_targets(input: np.ndarray, target: np.ndarray, ignore_index: int) -> tuple:
-    """Check a class-index target against ``input`` (class dim 1); return the target as
-    int64 with ignored entries set to 0, and the mask of entries that count."""
-    if target.dtype.kind not in "iu":
+    """Check a class-index target against ``input`` (class dim 1): int64, or uint8 beside an
+    input of at most two dims, as PyTorch's kernels; return the target as int64 with ignored
+    entries set to 0, and the mask of entries that count."""
+    if target.dtype not in (np.int64, np.uint8):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {scalar_type_name(target.dtype)}"
         )
+    if input.ndim > 2 and target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(target.dtype)}")
     n_classes = input.shape[1]
     if input.shape[0] != target.shape[0]:
         raise ValueError(
