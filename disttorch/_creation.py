@@ -37,7 +37,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     complex numbers -> the default float dtype's complex type."""
     if isinstance(data, (np.ndarray, np.generic)):  # NumPy data keeps its dtype
         return _dtype.from_numpy(data.dtype).numpy
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (list, tuple)) and _holds_numpy(data):
         held = _held_dtypes(data, {})
         if held is not None:  # NumPy scalars or arrays inside: every element's dtype, promoted
             out = None
@@ -72,6 +72,18 @@ def _first_odd(data: Any) -> Any:
         if not isinstance(odd, (bool, int, float, complex, np.generic, np.ndarray, Tensor)):
             return odd
     return data
+
+
+def _holds_numpy(seq: Any) -> bool:
+    """Whether the nested sequence ``seq`` holds a NumPy scalar or array (a list of Python
+    numbers answers at one look at its element types)."""
+    types = set(map(type, seq))
+    if types <= _PYTHON_NUMBER_DTYPES.keys():
+        return False
+    return any(
+        isinstance(x, (np.ndarray, np.generic)) or (isinstance(x, (list, tuple)) and _holds_numpy(x))
+        for x in seq
+    )
 
 
 def _held_dtypes(seq: Any, out: dict) -> dict | None:
