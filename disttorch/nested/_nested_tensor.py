@@ -444,10 +444,11 @@ def _view(nt: NestedTensor, args: list) -> int | None:
     ``flatten(-2)``): each constituent keeps its leading sizes and takes the new trailing ones."""
     old, new = nt._data.shape, tuple(args[1])
     keep = next((k for k, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
-    if max(nt._irregular, default=0) >= keep:
+    fixed = sorted({*nt._irregular, nt._ragged_idx or 0} - {0})
+    if max(fixed, default=0) >= keep:
         raise RuntimeError(
             f"view/reshape of a nested tensor of shape {tuple(nt.shape)} to {list(new)}: only the dims "
-            f"after the batch and irregular dims (irregular: {nt._irregular}) can change"
+            f"after the batch dim and its ragged/irregular dims {fixed} can change"
         )
     args[1] = _PerPart(lambda p: p._data.shape[: keep - 1] + new[keep:])
     return nt._ragged_idx

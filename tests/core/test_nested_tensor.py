@@ -368,7 +368,7 @@ def test_jagged_unflatten_flatten_of_regular_dims_match_pytorch(torch):
     assert got.is_nested and got._ragged_idx == 1
     for g, w in zip(got.unbind(), want.unbind()):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-12)
-    with pytest.raises(RuntimeError, match="only the dims after the batch and irregular dims"):
+    with pytest.raises(RuntimeError, match="only the dims after the batch dim and its ragged/irregular dims"):
         _nt(dt, dt.jagged, parts).unflatten(1, (1, -1))
 
 
