@@ -575,7 +575,9 @@ class Tensor(metaclass=_TensorMeta):
 
     def cuda(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> "Tensor":
         """Raises as PyTorch's CPU build does: AssertionError (no CUDA), or RuntimeError for
-        an integer device (no accelerator)."""
+        an integer device (no accelerator); a device that is not CUDA ('cpu') is refused first."""
+        if isinstance(device, (str, _device)) and _device(device).type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
         _check_device("cuda" if device is None else device)
         return self
 
@@ -1030,3 +1032,6 @@ def numel(input: Tensor) -> int:
 def detach(input: Tensor) -> Tensor:
     """``input.detach()``: a tensor sharing ``input``'s memory, outside the graph."""
     return _tensor_arg("detach", input).detach()
+
+
+_device = device  # the class, for methods whose argument is named ``device``

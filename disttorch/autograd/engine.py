@@ -151,7 +151,7 @@ def _sum_to(grad, shape: tuple, dtype: np.dtype):
 
 def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
     """The leaf's hooks, ``grad`` added to ``leaf.grad`` (or handed to the thread's grad sink),
-    then its post-accumulate-grad hooks."""
+    then its post-accumulate-grad hooks; nothing is added to a leaf that no longer requires grad."""
     if leaf._hooks:
         laid_out = getattr(leaf, "_hook_view", None)  # a leaf whose hooks see a laid-out gradient (DTensor)
         if laid_out is not None:
@@ -162,18 +162,24 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
                 grad, shared = out, True
         if laid_out is not None:
             grad = leaf._from_hook_view(grad)
-    sink = grad_sink.current()
-    if sink is not None:
-        sink.accumulate(leaf, grad)
-    else:
-        own = getattr(leaf, "_add_grad", None)  # a leaf that lays out its gradient itself (DTensor)
-        if own is None:
-            add_to_grad(leaf, grad, shared, create_graph)
-        else:
-            own(grad, shared, create_graph)
+    if leaf._rg:  # frozen after the graph was made: PyTorch's AccumulateGrad stores nothing
+        _store(leaf, grad, shared, create_graph)
     if leaf._post_hooks:
         for hook in list(leaf._post_hooks):
             hook(leaf)
+
+
+def _store(leaf, grad, shared: bool, create_graph: bool) -> None:
+    """``grad`` handed to the thread's grad sink, or added to the leaf's gradient."""
+    sink = grad_sink.current()
+    if sink is not None:
+        sink.accumulate(leaf, grad)
+        return
+    own = getattr(leaf, "_add_grad", None)  # a leaf that lays out its gradient itself (DTensor)
+    if own is None:
+        add_to_grad(leaf, grad, shared, create_graph)
+    else:
+        own(grad, shared, create_graph)
 
 
 def add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:

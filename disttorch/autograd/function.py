@@ -227,9 +227,10 @@ class FunctionCtx:
         if self._freed:
             raise RuntimeError(_FREED_MSG)
         saved = self._saved_unpacked()
-        for t, v in zip(saved, self._saved_versions):
+        for i, (t, v) in enumerate(zip(saved, self._saved_versions)):
             if t is not None and t._version_box[0] != v:
-                raise RuntimeError(modified_inplace_message(t, t.grad_fn, t._version_box[0], v))
+                transposed = i in self._kept_transposed
+                raise RuntimeError(modified_inplace_message(t, t.grad_fn, t._version_box[0], v, transposed))
         return saved
 
     def _saved_unpacked(self) -> tuple:
@@ -265,6 +266,7 @@ class Function(FunctionCtx, Node):
 
     _raw = False  # built-in ops: forward returns NumPy arrays
     _view = False  # the output is a view of the first input: it shares its version counter
+    _kept_transposed: tuple = ()  # saved tensors PyTorch keeps as their transpose (its error names that)
     _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
     _own_16_bit = False  # forward takes float16/bfloat16 arrays itself (no float32 copies)
     _node_name = ""  # PyTorch's name for this node where the class name is not it (see name())

@@ -60,16 +60,24 @@ _HOOKS_AFTER_FREE = (
 )
 
 
-def modified_inplace_message(t: Tensor, producer: Any, version: int, expected: int) -> str:
+def modified_inplace_message(
+    t: Tensor, producer: Any, version: int, expected: int, transposed: bool = False
+) -> str:
     """PyTorch's error for a tensor a backward needs that was changed in place since:
     ``[torch.FloatTensor [2, 3]], which is output 0 of Exp, is at version 1; ...`` (the
-    producing node named without its ``Backward``, and its ``0``; nothing about a leaf)."""
-    which = ""
-    if producer is not None:
-        name = re.sub(
-            r"Backward0?(\d*)$", r"\1", producer.name()
-        )  # (LeakyReluBackward1: LeakyRelu1, as PyTorch)
-        which = f", which is output {t._output_nr} of {name},"
+    producing node named without its ``Backward``, and its ``0``; nothing about a leaf).
+
+    A view changed in place since its node was made is named by the node PyTorch regenerates
+    for it, ``AsStrided``; so is the transposed view of ``t`` PyTorch keeps where disttorch
+    keeps ``t`` itself (``transposed``: ``Linear``'s weight, as ``addmm`` saves ``W.t()``)."""
+    which, shape = "", list(t.shape)
+    if transposed:
+        shape = shape[::-1]
+        which = ", which is output 0 of AsStrided," if t._rg else ""
+    elif producer is not None:
+        moved = t._base is not None and t._version_box[0] != t._view_version and t._base._rg
+        name = "AsStrided" if moved else re.sub(r"Backward0?(\d*)$", r"\1", producer.name())
+        which = f", which is output {0 if moved else t._output_nr} of {name},"  # (LeakyRelu1, as PyTorch)
     if _debug_flags.is_anomaly_enabled():
         hint = (
             "Hint: the backtrace further above shows the operation that failed to compute its "
@@ -82,7 +90,7 @@ def modified_inplace_message(t: Tensor, producer: Any, version: int, expected: i
         )
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [{t.type()} {list(t.shape)}]{which} is at version {version}; expected version "
+        f"operation: [{t.type()} {shape}]{which} is at version {version}; expected version "
         f"{expected} instead. {hint}"
     )
 

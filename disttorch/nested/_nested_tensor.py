@@ -424,14 +424,32 @@ def _reduce(fn: type, nt: NestedTensor, args: tuple) -> Tensor:
     return NestedTensor._build(outs, nt._nt_layout, ragged, nt)
 
 
-class _PartShape:
-    """Stands, in rewritten arguments, for the shape of the constituent being computed."""
+class _PerPart:
+    """Stands, in rewritten arguments, for a value computed from the constituent at hand."""
+
+    def __init__(self, of_part: Callable) -> None:
+        self.of_part = of_part
 
 
 def _dropout(nt: NestedTensor, args: list) -> int | None:
     if tuple(args[2]) != nt._data.shape:
         raise NotImplementedError("channel-wise dropout (dropout1d/2d/3d) is not supported on nested tensors")
-    args[2] = _PartShape
+    args[2] = _PerPart(lambda p: p._data.shape)
+    return nt._ragged_idx
+
+
+def _view(nt: NestedTensor, args: list) -> int | None:
+    """A view of the dims after every irregular one (``unflatten(-1, (h, d))``,
+    ``flatten(-2)``): each constituent keeps its leading sizes and takes the new trailing ones."""
+    old, new = nt._data.shape, tuple(args[1])
+    keep = next((k for k, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    fixed = sorted({*nt._irregular, nt._ragged_idx or 0} - {0})
+    if max(fixed, default=0) >= keep:
+        raise RuntimeError(
+            f"view/reshape of a nested tensor of shape {tuple(nt.shape)} to {list(new)}: only the dims "
+            f"after the batch dim and its ragged/irregular dims {fixed} can change"
+        )
+    args[1] = _PerPart(lambda p: p._data.shape[: keep - 1] + new[keep:])
     return nt._ragged_idx
 
 
@@ -447,7 +465,7 @@ def _rules() -> dict:
     from ..nn.functional.linear import LinearFunction
     from ..nn.functional.normalization import LayerNormFn
     from ..ops.linalg import Matmul
-    from ..ops.shape import Clone, Permute, Split, Transpose
+    from ..ops.shape import Clone, Permute, Split, Transpose, UnsafeView, View
     from ..ops.softmax import LogSoftmax, Softmax
 
     rules: dict = {
@@ -462,6 +480,7 @@ def _rules() -> dict:
     rules[Permute] = rules[Transpose] = _permute
     rules[ScaledDotProductAttention] = _no_mask
     rules[Split] = _split
+    rules[View] = rules[UnsafeView] = _view
     return rules
 
 
@@ -495,7 +514,7 @@ def _apply(fn: type, args: tuple) -> Any:
         raise NotImplementedError(
             f"{fn.__name__} is not supported on nested tensors (layout={first._nt_layout}): they support "
             "elementwise ops, linear, layer_norm, dropout, matmul/bmm, sum/mean/amax/amin and softmax/"
-            "log_softmax over non-batch dims, transpose of non-batch dims, split/chunk of regular dims, view/reshape per constituent and scaled_dot_product_attention; "
+            "log_softmax over non-batch dims, transpose of non-batch dims, split/chunk of regular dims, view/reshape per constituent, flatten/unflatten of the dims after the ragged one and scaled_dot_product_attention; "
             "use unbind() or to_padded_tensor() for others"
         )
     plain = list(args)
@@ -511,7 +530,7 @@ def _arg_for(a: Any, i: int, first: NestedTensor) -> Any:
     """Argument ``a`` for constituent ``i``."""
     if isinstance(a, NestedTensor):
         return a._parts[i]
-    return first._parts[i]._data.shape if a is _PartShape else a
+    return a.of_part(first._parts[i]) if isinstance(a, _PerPart) else a
 
 
 def _extra_output(outs: list, like: NestedTensor, ragged: int | None) -> Any:

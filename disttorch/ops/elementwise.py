@@ -1393,12 +1393,24 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # PyTorch's parser takes a 0-d tensor that needs no grad as a number (beta-VAE's
+        # clamp(c, 0, C_max.data[0])): the numbers' overload then
+        min, max = (_as_number(b) for b in (min, max))
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         raise TypeError(
             "clamp() received an invalid combination of arguments - got a "
             f"{type(min).__name__} min and a {type(max).__name__} max, but expected both "
             "tensors or both numbers"
         )
     return Clamp.apply(input, min, max)
+
+
+def _as_number(b: Any) -> Any:
+    """``b`` as a Python number where PyTorch's parser would take it for one (a 0-d tensor
+    that does not require grad), else ``b``."""
+    if isinstance(b, Tensor) and b._data.ndim == 0 and not b.requires_grad:
+        return b._data.item()
+    return b
 
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:

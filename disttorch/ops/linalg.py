@@ -280,7 +280,7 @@ class Einsum(Function):
             out = np.asarray(np.einsum(eq, *arrays, optimize=big))
         except ValueError:
             raise _einsum_size_error(subs, arrays) from None
-        return _pytorch_layout(out, subs, out_sub)
+        return _pytorch_layout(out, subs, out_sub, [a.shape for a in arrays])
 
     @staticmethod
     def backward(ctx, g):
@@ -305,21 +305,39 @@ class Einsum(Function):
         return (None, None) + tuple(grads)
 
 
-def _pytorch_layout(out: np.ndarray, subs: list, out_sub: str) -> np.ndarray:
-    """A two-operand einsum's result laid out in memory as PyTorch's (its ``bmm`` writes the
-    letters of both operands, then the left's own, then the right's own, each in output
-    order, and permutes that to the output's order), so a later ``view`` works where
-    PyTorch's does (Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``) and ``stride()``
-    agrees; other results keep NumPy's layout."""
-    if len(subs) != 2 or out.ndim < 2 or any(len(set(t)) != len(t) for t in subs):
+def _pytorch_layout(out: np.ndarray, subs: list, out_sub: str, shapes: list) -> np.ndarray:
+    """A two-operand einsum's result laid out in memory as PyTorch's, so a later ``view``
+    works where PyTorch's does (Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``),
+    ``stride()`` agrees and layout-following ops (dropout's mask) draw as PyTorch's.
+
+    PyTorch aligns both operands to the output's letters, then the summed ones (A-Z, a-z),
+    and multiplies them with one ``bmm`` whose result holds the letters non-trivial (size
+    not 1) in both, then the left's own, then the right's own (size-1 letters count as the
+    right's), each in aligned order; when all of the right's own precede the left's, the
+    operands swap. Results without a ``bmm`` (nothing summed in both) keep NumPy's layout."""
+    if len(subs) != 2 or out.ndim < 2:
         return out
-    left, right = subs
-    order = [c for c in out_sub if c in left and c in right]
-    order += [c for c in out_sub if c in left and c not in right]
-    order += [c for c in out_sub if c in right and c not in left]
-    if len(order) != len(out_sub):
+    sizes = [dict(zip(t, sh)) for t, sh in zip(subs, shapes)]
+    summed = sorted(set(subs[0] + subs[1]) - set(out_sub), key=lambda c: (c.islower(), c))
+    aligned = list(out_sub) + summed
+    lro, lo, ro, bmm_summed = [], [], [], False
+    for k, c in enumerate(aligned):
+        sl, sr = sizes[0].get(c, 1) != 1, sizes[1].get(c, 1) != 1
+        if c in summed:
+            bmm_summed |= sl and sr
+            if not (sl and sr):  # summed beforehand (or size 1): a size-1 dim of the right's
+                ro.append(k)
+        elif sl and sr:
+            lro.append(k)
+        elif sl:
+            lo.append(k)
+        else:
+            ro.append(k)
+    if not bmm_summed:
         return out
-    perm = [out_sub.index(c) for c in order]
+    if lo and ro and ro[-1] < lo[0]:
+        lo, ro = ro, lo
+    perm = [k for k in lro + lo + ro if k < len(out_sub)]
     return np.ascontiguousarray(out.transpose(perm)).transpose(np.argsort(perm))
 
 

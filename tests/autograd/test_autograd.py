@@ -685,3 +685,26 @@ def test_custom_function_forward_reads_back_ctx_attributes_without_grad():
     assert Scale.apply(torch.ones(2)).tolist() == [3.0, 3.0]
     with torch.no_grad():
         assert Scale.apply(leaf([1.0])).tolist() == [3.0]
+
+
+def _frozen_after_recording(lib):
+    """A parameter frozen between forward and backward (vit-pytorch's Adapter freezes the
+    ViT whose logits were computed before): no gradient is stored, its hooks still run."""
+    w, b = lib.nn.Parameter(lib.ones(3)), lib.nn.Parameter(lib.ones(3))
+    seen = []
+    w.register_hook(lambda g: seen.append("pre"))
+    w.register_post_accumulate_grad_hook(lambda p: seen.append("post"))
+    y = (w * b * 2).sum()
+    w.requires_grad_(False)
+    y.backward()
+    return w.grad, b.grad.tolist(), seen
+
+
+def test_a_leaf_frozen_after_recording_gets_no_gradient():
+    assert _frozen_after_recording(torch) == (None, [2.0, 2.0, 2.0], ["pre", "post"])
+
+
+@pytest.mark.parity
+def test_a_leaf_frozen_after_recording_as_pytorch():
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+    assert _frozen_after_recording(torch) == _frozen_after_recording(real)

@@ -370,3 +370,40 @@ def test_strided_nested_tensor_warns_once_as_pytorch():
         _nt(dt, dt.jagged)
     assert [str(w.message) for w in caught] == [_STRIDED_PROTOTYPE]
     assert caught[0].filename == __file__  # at the program's line
+
+
+def _split_heads_attention(lib, nt):
+    """NaViT's attention over a jagged batch: unflatten the features into heads, attend,
+    flatten them back."""
+    q = nt.unflatten(-1, (2, 3)).transpose(1, 2)
+    out = lib.nn.functional.scaled_dot_product_attention(q, q * 0.5, q)
+    return out.transpose(1, 2).flatten(-2) + nt
+
+
+@pytest.mark.parity
+def test_jagged_unflatten_flatten_of_regular_dims_match_pytorch(torch):
+    parts = [RNG.standard_normal((n, 6)) for n in (2, 4)]
+    got = _split_heads_attention(dt, _nt(dt, dt.jagged, parts))
+    want = _split_heads_attention(torch, _nt(torch, torch.jagged, parts))
+    assert got.is_nested and got._ragged_idx == 1
+    for g, w in zip(got.unbind(), want.unbind()):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-12)
+    with pytest.raises(RuntimeError, match="only the dims after the batch dim and its ragged/irregular dims"):
+        _nt(dt, dt.jagged, parts).unflatten(1, (1, -1))
+
+
+def test_gradcheck_through_jagged_unflatten_flatten():
+    def f(a, b):
+        return _split_heads_attention(dt, dt.nested.as_nested_tensor([a, b], layout=dt.jagged)).values()
+
+    args = [dt.tensor(RNG.standard_normal((n, 6)), requires_grad=True) for n in (2, 3)]
+    assert dt.autograd.gradcheck(f, args)
+
+
+def test_elementwise_ops_run_under_published_module_names(monkeypatch):
+    """Under the alias the op classes carry ``torch.`` module paths (``torch.ops.elementwise``)."""
+    from disttorch.ops import elementwise
+
+    monkeypatch.setattr(elementwise.Add, "__module__", "torch.ops.elementwise")
+    nt = _nt(dt, dt.jagged)
+    np.testing.assert_array_equal((nt + nt).unbind()[1].numpy(), 2 * B)

@@ -563,3 +563,28 @@ def test_mha_boolean_masks_16_bit_as_pytorch(torch, dtype_name):
     # masked scores: both a few ulps off PyTorch's steps
     for ours, theirs in zip(_mha_boolean_masks(dt, dtype_name), _mha_boolean_masks(torch, dtype_name)):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def _attention_pool(lib, need_weights):
+    """CLIP's AttentionPool2d: separate q/k/v weights, one query, an output projection to
+    another width (16 -> 6)."""
+    g = np.random.default_rng(3)
+    x, wq, wk, wv = (lib.tensor(g.standard_normal(s)) for s in ((5, 2, 16), (16, 16), (16, 16), (16, 16)))
+    b_in, w_out, b_out = (lib.tensor(g.standard_normal(s)) for s in ((48,), (6, 16), (6,)))
+    w_out.requires_grad_()
+    out, _ = lib.nn.functional.multi_head_attention_forward(
+        x[:1], x, x, 16, 4, None, b_in, None, None, False, 0.0, w_out, b_out,
+        need_weights=need_weights, use_separate_proj_weight=True,
+        q_proj_weight=wq, k_proj_weight=wk, v_proj_weight=wv,
+    )  # fmt: skip
+    out.pow(2).sum().backward()
+    return out.detach().numpy(), w_out.grad.numpy()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_forward_projects_out_to_another_width_as_pytorch(torch, need_weights):
+    ours, theirs = _attention_pool(dt, need_weights), _attention_pool(torch, need_weights)
+    assert ours[0].shape == (1, 2, 6)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

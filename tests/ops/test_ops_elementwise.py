@@ -304,6 +304,17 @@ def test_clamp_numbers_tensors_and_gradient_routing():
         dt.clamp(x)
 
 
+def test_clamp_takes_a_0d_tensor_beside_a_number_as_a_number():
+    """PyTorch's parser takes a 0-d tensor that needs no grad for a number (beta-VAE's
+    ``clamp(c, 0, C_max.data[0])``); other tensors beside a number are refused."""
+    c_max = dt.tensor([25.0])
+    assert dt.clamp(dt.tensor([30.0, 1.0]), 0, c_max.data[0]).tolist() == [25.0, 1.0]
+    assert dt.clamp(dt.tensor(3.0), dt.tensor(0.5), 2).item() == 2.0
+    for bound in (dt.ones(3), dt.tensor(2.0, requires_grad=True)):
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            dt.clamp(dt.ones(3), 0, bound)
+
+
 def test_maximum_minimum_split_ties_and_scalar_other():
     a, b = leaf([1.0, 2.0, 3.0]), leaf([3.0, 2.0, 1.0])
     dt.maximum(a, b).sum().backward()

@@ -608,15 +608,25 @@ def _modified_messages(lib):
     with pytest.raises(RuntimeError) as info:
         s.sum().backward()
     messages.append(str(info.value))
+    w, x = lib.randn(2, 3, requires_grad=True), lib.randn(4, 3, requires_grad=True)
+    lin = lib.nn.Linear(3, 2)
+    for s in (x @ w.t(), lin(x)):  # a view changed since it was made: PyTorch regenerates its node
+        with lib.no_grad():
+            w.add_(1), lin.weight.add_(1)  # (the optimiser step of a GAN between two backwards)
+        with pytest.raises(RuntimeError) as info:
+            s.sum().backward()
+        messages.append(str(info.value))
     return messages
 
 
 def test_modified_message_names_type_node_and_versions():
-    exp, tanh, mul, leaf = _modified_messages(dt)
+    exp, tanh, mul, leaf, view, linear = _modified_messages(dt)
     assert "[torch.FloatTensor [2, 3]], which is output 0 of Exp, is at version 1; expected version 0" in exp
     assert "output 0 of Tanh," in tanh and "set_detect_anomaly(True, check_nan=False)" in tanh
     assert "output 0 of Add," in mul  # the node that made it now: the in-place add
     assert "[torch.FloatTensor [3]] is at version 1; expected version 0 instead. Hint" in leaf
+    assert "[torch.FloatTensor [3, 2]], which is output 0 of AsStrided, is at version 1" in view
+    assert "[torch.FloatTensor [3, 2]], which is output 0 of AsStrided, is at version" in linear
 
 
 def test_modified_messages_match_pytorch(torch):

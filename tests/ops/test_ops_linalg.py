@@ -405,6 +405,12 @@ _LAYOUT_CASES = [
     ("bhqd,bhkd->bhqk", ((2, 3, 4, 5), (2, 3, 6, 5))),
     ("ij,jk->ik", ((3, 4), (4, 5))),
     ("i,j->ij", ((3,), (4,))),
+    ("ij,jk->ki", ((3, 4), (4, 5))),  # the right's own letters lead: bmm's operands swap
+    ("bhij,hg->bgij", ((1, 3, 4, 5), (3, 6))),  # size-1 b counts as the right's: swap (CaiT)
+    ("bhij,hg->bgij", ((2, 3, 4, 5), (3, 6))),
+    ("abc,cd->adb", ((1, 3, 4), (4, 5))),
+    ("bij,bjk->bki", ((2, 3, 4), (2, 4, 5))),
+    ("bi,bj->ji", ((2, 3), (2, 4))),
 ]
 
 
@@ -419,6 +425,7 @@ def test_einsum_results_are_laid_out_as_pytorchs():
     """Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``: PyTorch's result is contiguous."""
     strides = _einsum_strides(dt)
     assert strides[0] == (36, 12, 2, 1) and strides[1] == (60, 5, 20, 1)
+    assert strides[5:] == [(3, 1), (120, 20, 5, 1), (120, 1, 30, 6), (15, 3, 1), (15, 3, 1), (3, 1)]
     g = dt.Generator().manual_seed(1)
     a, b = dt.randn(2, 3, 6, 5, generator=g), dt.randn(2, 3, 5, 2, generator=g)
     assert dt.einsum("bcwd,bcdh->bcwh", a, b).view(2, 18, 2).shape == (2, 18, 2)

@@ -131,6 +131,8 @@ CALLS = [
     "torch.zeros(2, device=torch.device('cpu')).shape",
     "torch.zeros(2).cuda()",
     "torch.zeros(2).cuda(0)",
+    "torch.zeros(2).cuda('cpu')",  # RuntimeError: Invalid device, must be cuda device
+    "torch.zeros(2).cuda(torch.device('meta'))",
     "torch.zeros(2).to(0)",
     "torch.zeros(2).to('cuda:0')",
     "torch.zeros(2).to(device=0)",
@@ -144,6 +146,8 @@ CALLS = [
     "torch.nn.Linear(2, 2).to(0)",
     "torch.nn.Linear(2, 2).to('cuda')",
     "torch.nn.Linear(2, 2).cuda()",
+    "torch.nn.Linear(2, 2).cuda('cpu')",
+    "type(torch.nn.ReLU().cuda()).__name__",  # nothing to move: no error
     "type(torch.nn.Linear(2, 2).to('cpu')).__name__",
     "torch.distributed.get_default_backend_for_device('cpu')",
     "torch.distributed.get_default_backend_for_device('cuda')",

@@ -560,7 +560,8 @@ def multi_head_attention_forward(
         out = _attention(q, k, v, attn_mask, p, False, None, fused)[0]
         out = out.reshape(bsz * num_heads, tgt_len, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)  # may project to another width (CLIP's pool)
+    out = out.reshape(tgt_len, bsz, out.shape[-1])
     if unbatched:
         out = out.squeeze(1)
     if not need_weights:

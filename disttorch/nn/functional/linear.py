@@ -55,6 +55,7 @@ class LinearFunction(Function):
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
     _backward_saves = _linear_fields
     _profiled_as = "aten::linear"
+    _kept_transposed = (1,)  # PyTorch's addmm/mm keeps W.t()
 
     @staticmethod
     def forward(ctx, x, w, b):

@@ -10,6 +10,7 @@ forward hooks.
 from __future__ import annotations
 
 import copy
+import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
@@ -19,7 +20,7 @@ import numpy as np
 from ... import __future__ as _future
 from ... import _creation, _dtype
 from ..._compile import check_arguments
-from ..._tensor import Tensor, _check_device, _wants_meta
+from ..._tensor import Tensor, _wants_meta
 from ...autograd import grad_mode
 from ...utils._swap_tensors import swap_tensors
 from ...utils.hooks import RemovableHandle
@@ -643,9 +644,11 @@ class Module(StateDictHooks):
         check_arguments(**{k: v for k, v in kwargs.items() if k in ("backend", "mode", "options")})
 
     def cuda(self, device: Any = None) -> "Module":
-        """Raises as PyTorch's CPU build does (AssertionError: no CUDA; RuntimeError for an
-        integer device: no accelerator)."""
-        _check_device("cuda" if device is None else device)
+        """Raises as PyTorch's CPU build does for the first parameter or buffer it would move
+        (``Tensor.cuda``'s errors); a module without any has nothing to move and is returned."""
+        first = next(itertools.chain(self.parameters(), self.buffers()), None)
+        if first is not None:
+            first.cuda(device)
         return self
 
     # ------------------------------------------------------------------ state dict
