@@ -1,5 +1,5 @@
 # library: lightning
-"""Manual optimisation under Trainer(strategy=DDPStrategy(find_unused_parameters=True), devices=2) launched from a plain script: two optimizers, manual_backward (which re-arms DDP's reducer through torch._C._distributed_c10d.Reducer: failed before the fix), clip_gradients, log_dict with sync_dist, all_gather."""
+"""Manual optimisation under Trainer(strategy=DDPStrategy(find_unused_parameters=True), devices=2) launched from a plain script: two optimizers, manual_backward (which re-arms DDP's reducer through torch._C._distributed_c10d.Reducer), clip_gradients, log_dict with sync_dist, all_gather, a LightningDataModule's prepare_data (behind ProcessGroup.monitored_barrier); both failed before the fixes."""
 
 import warnings
 
@@ -40,6 +40,21 @@ class Manual(L.LightningModule):
         return torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.Adam(self.d.parameters(), lr=0.05)
 
 
+class Data(L.LightningDataModule):
+    def __init__(self):
+        super().__init__()
+        self.stages = []
+
+    def prepare_data(self):
+        self.stages.append("prepare")
+
+    def setup(self, stage):
+        self.stages.append(stage)
+
+    def train_dataloader(self):
+        return DataLoader(TensorDataset(torch.randn(48, 4)), batch_size=4)
+
+
 def main():
     L.seed_everything(1, verbose=False)
     m = Manual()
@@ -53,10 +68,11 @@ def main():
         enable_model_summary=False,
         enable_checkpointing=False,
     )
-    t.fit(m, DataLoader(TensorDataset(torch.randn(48, 4)), batch_size=4))
+    data = Data()
+    t.fit(m, datamodule=data)
     if t.global_rank == 0:
         print("manual", t.global_step, {k: f"{float(v):.5f}" for k, v in sorted(t.callback_metrics.items())})
-        print("gathered", tuple(m.seen.shape))
+        print("gathered", tuple(m.seen.shape), [str(s) for s in data.stages])
         print(
             "g",
             [f"{v:.5f}" for v in m.g.weight.sum(0).tolist()],
