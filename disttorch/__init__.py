@@ -306,6 +306,7 @@ _LAZY = (
     "_inductor",
     "ao",
     "quantization",
+    "numa",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

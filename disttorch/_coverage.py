@@ -95,8 +95,6 @@ _REASONS = {
         "sparse.semi_structured sparse.to_sparse_semi_structured sparse.SparseSemiStructuredTensor "
         "sparse.SparseSemiStructuredTensorCUSPARSELT sparse.SparseSemiStructuredTensorCUTLASS"
     ),
-    "torchrun's NUMA binding of its workers (a submodule torch.distributed.elastic imports; "
-    "disttorch-launch pins each rank to its cores itself)": ("numa"),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
         "output_nr name names rename rename_ refine_names align_as align_to unflatten_dense_tensors"
     ),

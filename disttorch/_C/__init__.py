@@ -4,8 +4,9 @@ PyTorch's ``torch._C`` is its compiled core; disttorch has none, so this package
 the names libraries reach for, each answering as the CPU build does: usage logging (off
 unless asked for, so it does nothing), the current accelerator and default device (the
 CPU), ``Generator``, the ``__torch_function__`` opt-out and ``_nn._parse_to`` (how
-``Tensor.to`` reads its arguments), and the distributed errors (``_DistStoreError`` & co,
-which are ``torch.distributed``'s ``DistStoreError`` & co).
+``Tensor.to`` reads its arguments), the distributed errors (``_DistStoreError`` & co,
+which are ``torch.distributed``'s ``DistStoreError`` & co) and ``_distributed_c10d`` (the
+C10d classes: process groups, stores, DDP's ``Reducer``).
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ _DIST_ERRORS = ("_DistError", "_DistStoreError", "_DistNetworkError", "_DistBack
 
 
 def __getattr__(name: str) -> Any:
+    if name == "_distributed_c10d":
+        import importlib
+
+        return importlib.import_module(f"{__name__}._distributed_c10d")
     if name in _DIST_ERRORS:
         from ..distributed.base import errors
 

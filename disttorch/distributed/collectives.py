@@ -20,6 +20,7 @@ from .algorithms import select
 from .base.errors import DistTimeoutError
 from .comm_record import record
 from .engine.peer_channel import Signature
+from .engine.process_group import ProcessGroup
 from .engine.work import Work
 from .groups import group_rank_of, member_group, root_global_rank
 from .reduce_ops import ReduceOp
@@ -574,3 +575,14 @@ def monitored_barrier(group=None, timeout: timedelta | None = None, wait_all_ran
     wait = seconds if pg.rank() == 0 else 2 * seconds + 5
     pg.collective("monitored_barrier", token.dtype, 1, -1, body, None, False, timeout=wait)
     return None
+
+
+def _group_monitored_barrier(
+    self: ProcessGroup, timeout: timedelta | None = None, wait_all_ranks: bool = False
+) -> None:
+    """``ProcessGroup.monitored_barrier``: :func:`monitored_barrier` over this group, as
+    PyTorch's method (Lightning's barrier without a timeout calls it on a group of its own)."""
+    monitored_barrier(self, timeout, wait_all_ranks)
+
+
+ProcessGroup.monitored_barrier = _group_monitored_barrier

@@ -200,6 +200,9 @@ def monitored(rank: int, ws: int) -> None:
     import disttorch.distributed as dist
 
     dist.init_process_group(timeout=timedelta(seconds=30))
+    group = dist.new_group(backend="gloo", timeout=timedelta(days=10000))
+    group.monitored_barrier()  # the method, on a group of its own (Lightning's infinite barrier)
+    dist.destroy_process_group(group)
     dist.monitored_barrier(timeout=timedelta(seconds=5))
     if rank in (2, 3):
         time.sleep(2.5)

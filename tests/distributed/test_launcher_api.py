@@ -68,3 +68,23 @@ def test_settings_it_cannot_honour_are_refused():
         LaunchConfig(min_nodes=1, max_nodes=2, nproc_per_node=2)
     with pytest.raises(ValueError, match="needs rdzv_endpoint"):
         elastic_launch(LaunchConfig(min_nodes=2, max_nodes=2, nproc_per_node=1), _always_fails)()
+
+
+def test_numa_options_are_accepted_as_pytorchs():
+    """accelerate's notebook_launcher builds ``NumaOptions(AffinityMode.NODE)`` for the launch
+    configuration when ``LaunchConfig`` has a ``numa_options`` field."""
+    from disttorch.numa.binding import AffinityMode, NumaOptions
+
+    options = NumaOptions(AffinityMode.NODE)
+    assert _config(numa_options=options).numa_options is options
+    assert AffinityMode("core-complex") is AffinityMode.CORE_COMPLEX and AffinityMode.SOCKET == "socket"
+    assert not options.should_fall_back_if_binding_fails and disttorch.numa.binding.NumaOptions is NumaOptions
+    torch = pytest.importorskip("torch")
+    if torch is disttorch:
+        return
+    from torch.numa import binding
+
+    assert [(m.name, m.value) for m in binding.AffinityMode] == [(m.name, m.value) for m in AffinityMode]
+    assert repr(options) == repr(binding.NumaOptions(binding.AffinityMode.NODE))
+    with pytest.raises(AttributeError):
+        options.affinity_mode = AffinityMode.SOCKET  # frozen, as PyTorch's

@@ -314,3 +314,75 @@ def test_join_divides_by_initial_or_active_ranks_and_keeps_one_bucket_layout(cou
     assert _max_rel(r0["params"], _join_single(counts, divide)) <= tol
     # the two divisors really give different results here
     assert _max_rel(r0["params"], _join_single(counts, not divide)) > 100 * tol
+
+
+def _two_losses(torch, net, x, y):
+    """A step of two backward passes, the second reaching only ``a`` (the others unused)."""
+    yield torch.nn.functional.cross_entropy(net(x), y)
+    yield net.a(x).square().mean()
+
+
+def _manual_run(rank, world):
+    """Lightning's manual optimisation: the backward passes run inside DDP's forward (the
+    training step), each after ``reducer._rebuild_buckets()`` and a re-arming
+    ``reducer.prepare_for_backward([loss])``, the reducer reached as
+    ``torch._C._distributed_c10d.Reducer``."""
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+
+    class TrainingStep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = _reversed_net(nn)
+
+        def forward(self, x, y):
+            for loss in _two_losses(torch, self.net, x, y):
+                reducer = ddp.reducer
+                rebuilt.append(reducer._rebuild_buckets())
+                reducer.prepare_for_backward([loss])
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+
+    dist.init_process_group()
+    torch.manual_seed(0)
+    step = TrainingStep()
+    ddp = DDP(step, bucket_cap_mb=CAP_MB, find_unused_parameters=True)
+    opt = torch.optim.SGD(step.parameters(), lr=0.1)
+    rebuilt = []
+    for x, y in _batches(torch, world, 4, 3):
+        sl = slice(rank * 4, (rank + 1) * 4)
+        ddp(x[sl], y[sl])
+    result = dict(
+        is_reducer=isinstance(ddp.reducer, torch._C._distributed_c10d.Reducer),
+        rebuilt=rebuilt,
+        params=[p.detach().numpy() for p in step.parameters()],
+    )
+    dist.destroy_process_group()
+    return result
+
+
+def _manual_single(world):
+    import disttorch as torch
+
+    torch.manual_seed(0)
+    net = _reversed_net(torch.nn)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in _batches(torch, world, 4, 3):
+        for loss in _two_losses(torch, net, x, y):
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    return [p.detach().numpy() for p in net.parameters()]
+
+
+@pytest.mark.timeout(90)
+def test_manual_backward_re_arms_the_reducer_as_lightning_does():
+    r0, r1 = run_ranks(_manual_run, 2, timeout=75)
+    assert r0["is_reducer"] and r1["is_reducer"]
+    # the buckets are rebuilt once, before the second backward pass, on both ranks
+    assert r0["rebuilt"] == r1["rebuilt"] == [False, True, False, False, False, False]
+    assert _max_rel(r0["params"], r1["params"]) == 0
+    assert _max_rel(r0["params"], _manual_single(2)) <= 1e-5

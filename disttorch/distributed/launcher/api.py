@@ -40,7 +40,8 @@ class LaunchConfig:
     """PyTorch's launch settings (its field names and defaults). disttorch reads
     ``min_nodes``/``max_nodes``, ``nproc_per_node``, ``run_id``, ``role``, ``rdzv_endpoint``,
     ``rdzv_configs["rank"]``, ``max_restarts``, ``monitor_interval`` and ``start_method``; the
-    others are kept for PyTorch's signature."""
+    others are kept for PyTorch's signature (``numa_options``, a ``torch.numa.binding.NumaOptions``,
+    binds nothing: each worker keeps the cores it was given)."""
 
     min_nodes: int
     max_nodes: int

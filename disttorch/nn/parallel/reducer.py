@@ -184,12 +184,14 @@ class Reducer:
         for b in old:  # after the moves: the new buffers never overlap the old ones
             release_segment_buffer(group, b.buffer)
 
-    def _rebuild_if_due(self) -> None:
+    def _rebuild_if_due(self) -> bool:
         """Once, after the first synchronised backward: lay the buckets out in rank 0's
-        order of ready gradients. A collective: every rank of the group calls it at the
-        same point (:meth:`prepare_for_backward`, or :meth:`shadow_backward` on a joined rank)."""
+        order of ready gradients; True when it did. A collective: every rank of the group
+        calls it at the same point (:meth:`prepare_for_backward`, :meth:`shadow_backward` on a
+        joined rank, or PyTorch's name for it, ``_rebuild_buckets``, which Lightning calls
+        before re-arming the reducer for a manual backward)."""
         if self._rebuild_from is None:
-            return
+            return False
         from ... import distributed as dist
 
         with trace.span("rebuild buckets", "ddp"):
@@ -202,6 +204,9 @@ class Reducer:
                     self.params, self.cap_bytes, order=order._data.tolist(), skip=set(self.sparse_indices)
                 )
             )
+        return True
+
+    _rebuild_buckets = _rebuild_if_due
 
     def _end_recording(self, order: list[int]) -> None:
         """The first synchronised backward is over: rebuild from ``order`` before the next."""

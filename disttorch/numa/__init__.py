@@ -1,0 +1,1 @@
+"""``torch.numa``: the NUMA-binding settings torchrun's launch configuration takes (``binding``)."""
