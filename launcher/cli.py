@@ -131,7 +131,15 @@ class _Parser(argparse.ArgumentParser):
             return (
                 f"{typed} is a PyTorch launcher option disttorch-launch does not have: {_TORCHRUN_ONLY[name]}"
             )
-        ours = [o for a in self._actions for o in a.option_strings if "_" not in o]
+        if name == "--local-rank":
+            return (
+                f"{typed} is a script's option, not a launcher's: each rank gets its own local rank in "
+                "LOCAL_RANK (and, under python -m torch.distributed.launch, as --local-rank=N after "
+                "the script's arguments); drop it here"
+            )
+        ours = [
+            o for a in self._actions if a.help != argparse.SUPPRESS for o in a.option_strings if "_" not in o
+        ]
         close = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
         return f"unknown option {typed}" + (f"; did you mean {close[0]}?" if close else "")
 

@@ -401,6 +401,12 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
         (["--nprocc", "2", str(ENV_DUMP)], "unknown option --nprocc; did you mean --nproc?"),
         (["--master_prot=5", str(ENV_DUMP)], "unknown option --master_prot; did you mean --master-port?"),
         (["--local_addr", "10.0.0.2", str(ENV_DUMP)], "--local_addr is a PyTorch launcher option"),
+        # a script's option, not the hidden --local-rank-arg (python -m torch.distributed.launch's)
+        (["--local_rank=0", str(ENV_DUMP)], "--local_rank is a script's option, not a launcher's"),
+        (
+            ["--local-rank-ar", str(ENV_DUMP)],
+            "unknown option --local-rank-ar; did you mean --local-ranks-filter?",
+        ),
         (["--numa-binding", "node", str(ENV_DUMP)], "use --cores-per-rank and --bind-cores"),
         (
             ["-m", "tests/dist_helpers.py"],
