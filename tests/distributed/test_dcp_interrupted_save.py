@@ -143,3 +143,13 @@ def test_a_save_stopped_between_its_renames_and_its_metadata_leaves_the_earlier_
     assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]
     dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
     assert target["step"] == 7
+
+
+def test_a_save_leaves_alone_the_temporaries_of_a_save_still_running(tmp_path):
+    # another job saving into the directory at once: its piece file waits for its ranks
+    from disttorch._atomic_file import stage_write
+
+    running = stage_write(str(tmp_path / "__0_0.distcp"), lambda f: f.write(b"another job's"))
+    dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)  # (it removes stale temporaries)
+    running.commit()  # its temporary was still there to rename
+    assert (tmp_path / "__0_0.distcp").read_bytes() == b"another job's"

@@ -190,7 +190,7 @@ def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
         if found != save_id:
             raise RuntimeError(
                 f"{path} was written by another save than {os.path.join(directory, METADATA)} "
-                "(a save that did not finish, over an earlier checkpoint?): the checkpoint mixes "
+                "(a save that did not finish over an earlier checkpoint, or one still running?): the checkpoint mixes "
                 "two saves; load an earlier checkpoint or save this one again"
             )
     return files
