@@ -407,6 +407,17 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
             ["--local-rank-ar", str(ENV_DUMP)],
             "unknown option --local-rank-ar; did you mean --local-ranks-filter?",
         ),
+        # the store listens on IPv4: an IPv6 endpoint, bracketed or not, is refused by the launcher
+        (
+            ["--rdzv-endpoint", "[::1]:29500", str(ENV_DUMP)],
+            "'::1' is an IPv6 address: the store listens on IPv4",
+        ),
+        (["--rdzv-endpoint", "::1", str(ENV_DUMP)], "'::1' is an IPv6 address"),
+        (["--rdzv-endpoint", "host:abc", str(ENV_DUMP)], "--rdzv-endpoint's port: expected an integer >= 0"),
+        (
+            ["--shutdown-timeout", "-1", str(ENV_DUMP)],
+            "--stop-grace/--shutdown-timeout: expected a number >= 0",
+        ),
         (["--numa-binding", "node", str(ENV_DUMP)], "use --cores-per-rank and --bind-cores"),
         (
             ["-m", "tests/dist_helpers.py"],
