@@ -530,11 +530,12 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         parser.error("--nproc-per-node gpu: no GPU support here; use an integer or 'auto' (= usable cores)")
     else:
         nproc = int(_number(parser, "--nproc-per-node", a.nproc, int, 1, " or 'auto'"))
-    if ":" in a.nnodes:
+    low, _, high = a.nnodes.partition(":")
+    if ":" in a.nnodes and low.strip() != high.strip():  # (N:N, torchrun's default 1:1, is N nodes)
         parser.error(
             f"--nnodes {a.nnodes}: elastic ranges MIN:MAX are not supported; give the number of nodes"
         )
-    nnodes = int(_number(parser, "--nnodes", a.nnodes, int, 1))
+    nnodes = int(_number(parser, "--nnodes", low, int, 1))
     node_rank = int(_number(parser, "--node-rank", a.node_rank, int, 0))
     if node_rank >= nnodes:
         parser.error(

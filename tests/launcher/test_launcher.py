@@ -514,6 +514,7 @@ def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accep
     assert (single.master_addr, single.master_port) == ("localhost", None)  # a free port
     two = parse_args(["--nnodes", "2", "--rdzv_endpoint=10.0.0.1", str(ENV_DUMP)])
     assert (two.master_addr, two.master_port) == ("10.0.0.1", 29400)  # torchrun's default
+    assert parse_args(["--nnodes", "1:1", str(ENV_DUMP)]).nnodes == 1  # torchrun's default range
 
 
 @pytest.mark.timeout(60)
