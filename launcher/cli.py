@@ -453,7 +453,7 @@ def _number(
         value = kind(text)
     except ValueError:
         value = None
-    if value is None or value < minimum:
+    if value is None or value != value or value < minimum:  # (value != value: NaN)
         expected = "an integer" if kind is int else "a number"
         parser.error(f"{option}: expected {expected} >= {minimum:g}{extra}, got {text!r}")
     return value

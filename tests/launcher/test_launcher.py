@@ -418,6 +418,7 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
             ["--shutdown-timeout", "-1", str(ENV_DUMP)],
             "--stop-grace/--shutdown-timeout: expected a number >= 0",
         ),
+        (["--stopped-timeout", "nan", str(ENV_DUMP)], "--stopped-timeout: expected a number >= 0, got 'nan'"),
         (["--numa-binding", "node", str(ENV_DUMP)], "use --cores-per-rank and --bind-cores"),
         (
             ["-m", "tests/dist_helpers.py"],
