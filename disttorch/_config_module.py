@@ -50,15 +50,20 @@ class _ConfigModule(ModuleType):
         """Settings changed while a ``with`` block, a decorated function's call or a decorated
         ``TestCase``'s tests run (see :class:`_Patch`):
         ``patch("name", value)``, ``patch({"name": value})`` or ``patch(name=value)``."""
-        changes = dict(kwargs)
-        if isinstance(arg1, str):
-            changes[arg1] = arg2
-        elif isinstance(arg1, dict):
-            changes.update(arg1)
-        elif arg1 is not None:
-            raise TypeError(
-                f"patch() takes a setting's name or a dict of settings, not {type(arg1).__name__}"
+        # PyTorch's rules and errors (a value of None reads as no value)
+        if arg1 is None and arg2 is not None:
+            raise AssertionError(
+                "second positional argument is only valid when first argument is a key string"
             )
+        if arg2 is not None and not isinstance(arg1, str):
+            raise AssertionError("first argument must be a string when passing 2 positional args to patch")
+        if arg1 is not None and arg2 is None and not isinstance(arg1, dict):
+            raise AssertionError(
+                "first argument must be a dict when passing a single positional arg to patch"
+            )
+        if arg1 is not None and kwargs:
+            raise AssertionError("cannot pass both positional and keyword arguments to patch")
+        changes = kwargs if arg1 is None else {arg1: arg2} if arg2 is not None else arg1
         return _Patch([(*self._resolve(name), value) for name, value in changes.items()])
 
     def get_config_copy(self) -> dict[str, Any]:

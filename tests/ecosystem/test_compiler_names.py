@@ -86,6 +86,20 @@ def test_a_config_patch_is_reusable_and_decorates_a_testcase_as_pytorchs():
     assert seen == [6, 8, 6, 8, 6, 6, 5] and c.cache_size_limit == 8 and result.wasSuccessful()
 
 
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (("cache_size_limit",), {}, "first argument must be a dict when passing a single positional arg"),
+        (("verbose", None), {}, "first argument must be a dict"),  # (None reads as no value)
+        ((None, 3), {}, "second positional argument is only valid when first argument is a key string"),
+        (({"verbose": True},), {"optimize_ddp": False}, "cannot pass both positional and keyword arguments"),
+    ],
+)
+def test_a_config_patch_with_misplaced_arguments_raises_pytorchs_assertion(args, kwargs, message):
+    with pytest.raises(AssertionError, match=message):
+        dt._dynamo.config.patch(*args, **kwargs)
+
+
 def test_optimized_module_wraps_and_runs_its_module():
     lin = dt.nn.Linear(2, 1)
     wrapped = _dynamo.OptimizedModule(lin)
