@@ -13,11 +13,14 @@ kernel's rule for links in world-writable sticky folders (``fs.protected_symlink
 A write killed before its rename (SIGKILL, power loss) leaves its temporary file,
 ``.<target name>.<12 hex digits>.tmp``; whoever owns the folder's targets removes those
 with :func:`remove_stale_temporaries` (the ``Checkpointer`` does at its next save or start).
+A write holds an exclusive ``flock`` on its temporary file until the rename, so that removal
+leaves alone the temporaries of writes still running (another job saving into the folder).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import re
 import secrets
@@ -44,13 +47,37 @@ def remove_stale_temporaries(folder: str, owns: Callable[[str], bool]) -> list[s
         return removed
     for name in names:
         match = _TEMPORARY.fullmatch(name)
-        if match is not None and owns(match["target"]):
-            try:
-                os.unlink(os.path.join(folder, name))
-                removed.append(os.path.join(folder, name))
-            except FileNotFoundError:
-                pass
+        if match is not None and owns(match["target"]) and _remove_unlocked(os.path.join(folder, name)):
+            removed.append(os.path.join(folder, name))
     return removed
+
+
+def _remove_unlocked(tmp: str) -> bool:
+    """Remove temporary file ``tmp`` unless a running write holds its lock."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.unlink(tmp)
+        return True
+    except OSError:  # (BlockingIOError: a write still running holds it)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _locked_temporary(path: str) -> tuple[str, int]:
+    """A new temporary file for ``path`` (mode 0666 minus the umask), open for writing and
+    locked (see the module docs): its name and descriptor."""
+    while True:
+        tmp = _temporary_path(path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if os.fstat(fd).st_nlink:
+            return tmp, fd
+        os.close(fd)  # removed as stale between its creation and the lock: another name
 
 
 def _followed(path: str) -> str:
@@ -76,10 +103,11 @@ def _followed(path: str) -> str:
 class Staged:
     """Bytes written whole to a temporary file, waiting to be renamed over ``path``
     (:meth:`commit`) or dropped (:meth:`discard`): a save made of several files, written by
-    several processes, renames none until every one is written."""
+    several processes, renames none until every one is written. It holds the temporary's lock
+    (``lock``, a descriptor) until then."""
 
-    def __init__(self, tmp: str, path: str) -> None:
-        self.tmp, self.path = tmp, path
+    def __init__(self, tmp: str, path: str, lock: int) -> None:
+        self.tmp, self.path, self._lock = tmp, path, lock
 
     def commit(self) -> None:
         """Rename the temporary over ``path`` (an error names ``path``; the temporary is removed)."""
@@ -90,6 +118,7 @@ class Staged:
             raise type(exc)(
                 exc.errno, f"could not write {self.path}: {exc.strerror or exc}", self.path
             ) from exc
+        self._unlock()
         _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
 
     def discard(self) -> None:
@@ -98,6 +127,12 @@ class Staged:
             os.unlink(self.tmp)
         except OSError:
             pass
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock >= 0:
+            os.close(self._lock)
+            self._lock = -1
 
 
 def stage_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> Staged | None:
@@ -110,7 +145,6 @@ def stage_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool
         path = _followed(path) if follow_links else path
     except OSError as exc:
         raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
-    tmp = _temporary_path(path)
     try:
         st = os.stat(path) if follow_links else os.lstat(path)
     except OSError:
@@ -126,7 +160,8 @@ def stage_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool
         return None
     mode = None if st is None else stat.S_IMODE(st.st_mode)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        tmp, fd = _locked_temporary(path)
+        staged = Staged(tmp, path, os.dup(fd))  # (the lock stays with the duplicate once out closes)
         try:
             with os.fdopen(fd, "wb") as out:
                 if mode is not None:
@@ -135,11 +170,11 @@ def stage_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool
                 out.flush()
                 os.fsync(out.fileno())
         except BaseException:
-            Staged(tmp, path).discard()
+            staged.discard()
             raise
     except OSError as exc:
         raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
-    return Staged(tmp, path)
+    return staged
 
 
 def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
 from types import FunctionType, ModuleType
 from typing import Any
 
@@ -48,39 +47,78 @@ class _ConfigModule(ModuleType):
         return owner, type(self)._aliases.get(last, last) if owner is self else last
 
     def patch(self, arg1: str | dict | None = None, arg2: Any = None, **kwargs: Any) -> Any:
-        """Settings changed while a ``with`` block or a decorated function's call runs:
+        """Settings changed while a ``with`` block, a decorated function's call or a decorated
+        ``TestCase``'s tests run (see :class:`_Patch`):
         ``patch("name", value)``, ``patch({"name": value})`` or ``patch(name=value)``."""
-        changes = dict(kwargs)
-        if isinstance(arg1, str):
-            changes[arg1] = arg2
-        elif isinstance(arg1, dict):
-            changes.update(arg1)
-        elif arg1 is not None:
-            raise TypeError(
-                f"patch() takes a setting's name or a dict of settings, not {type(arg1).__name__}"
+        # PyTorch's rules and errors (a value of None reads as no value)
+        if arg1 is None and arg2 is not None:
+            raise AssertionError(
+                "second positional argument is only valid when first argument is a key string"
             )
-        targets = [(*self._resolve(name), value) for name, value in changes.items()]
-
-        @contextlib.contextmanager
-        def patched() -> Iterator[None]:
-            before = [(owner, name, getattr(owner, name, _UNSET)) for owner, name, _ in targets]
-            try:
-                for owner, name, value in targets:
-                    setattr(owner, name, value)
-                yield
-            finally:
-                for owner, name, value in reversed(before):
-                    if value is _UNSET:
-                        delattr(owner, name)
-                    else:
-                        setattr(owner, name, value)
-
-        return patched()
+        if arg2 is not None and not isinstance(arg1, str):
+            raise AssertionError("first argument must be a string when passing 2 positional args to patch")
+        if arg1 is not None and arg2 is None and not isinstance(arg1, dict):
+            raise AssertionError(
+                "first argument must be a dict when passing a single positional arg to patch"
+            )
+        if arg1 is not None and kwargs:
+            raise AssertionError("cannot pass both positional and keyword arguments to patch")
+        changes = kwargs if arg1 is None else {arg1: arg2} if arg2 is not None else arg1
+        return _Patch([(*self._resolve(name), value) for name, value in changes.items()])
 
     def get_config_copy(self) -> dict[str, Any]:
         """The settings (aliases left out), by name."""
         own = vars(self)
         return {name: own[name] for name in sorted(type(self)._settings) if name in own}
+
+
+class _Patch(contextlib.ContextDecorator):
+    """Settings changed while a ``with`` block or a decorated function's call runs, or, on a
+    ``unittest.TestCase`` class, from its ``setUpClass`` to its ``tearDownClass`` (as PyTorch's
+    ``patch``); one object may be entered again, nested or after it was left."""
+
+    def __init__(self, targets: list[tuple[Any, str, Any]]) -> None:
+        self._targets = targets
+        self._before: list[list[tuple[Any, str, Any]]] = []  # per entry not yet left
+
+    def __enter__(self) -> None:
+        self._before.append([(owner, name, getattr(owner, name, _UNSET)) for owner, name, _ in self._targets])
+        for owner, name, value in self._targets:
+            setattr(owner, name, value)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for owner, name, value in reversed(self._before.pop()):
+            if value is _UNSET:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+    def __call__(self, func: Any) -> Any:
+        unittest = sys.modules.get("unittest")  # (a TestCase means unittest is imported)
+        if not (isinstance(func, type) and unittest is not None and issubclass(func, unittest.TestCase)):
+            return super().__call__(func)
+        patch = self
+
+        class _Patched(func):  # type: ignore[misc, valid-type]
+            @classmethod
+            def setUpClass(cls) -> None:
+                patch.__enter__()
+                try:
+                    super().setUpClass()
+                except Exception:
+                    patch.__exit__(None, None, None)
+                    raise
+
+            @classmethod
+            def tearDownClass(cls) -> None:
+                try:
+                    super().tearDownClass()
+                finally:
+                    patch.__exit__(None, None, None)
+
+        _Patched.__name__, _Patched.__qualname__ = func.__name__, func.__qualname__
+        _Patched.__module__ = func.__module__
+        return _Patched
 
 
 def install_config_module(name: str, aliases: dict[str, str] | None = None) -> None:

@@ -13,7 +13,9 @@ An uncaught exception adds ``"where"`` (the line of the user's code that raised:
 disttorch's own frames), which the launcher's summary leads with.
 
 A rank that goes on to exit may also record a ``"lost_save"``: an ``async_save`` that failed
-while nobody asked its future (the exit status stays PyTorch's), which the launcher names.
+while nobody asked its future (the exit status stays PyTorch's), which the launcher names. It
+is a record of that kind, or, where the rank recorded its exception first, that record's
+``"lost_save"`` field.
 
 The launcher reads it back to name the root cause of a failed job. Standard library only.
 """
@@ -53,11 +55,14 @@ def write_error_file(kind: str, error: str, traceback_text: str = "", **extra: A
         The path written, or ``None`` when the variable is unset (not started by the launcher)
         or the file cannot be written (a full disk: the worker still reports its exception on
         stderr). The first record wins: an existing file is left alone, so the original cause
-        survives.
+        survives; a :data:`LOST_SAVE` after it is added to it as its ``"lost_save"`` field.
     """
     path = os.environ.get(ERROR_FILE_ENV)
-    if not path or os.path.exists(path):
+    if not path:
         return None
+    if os.path.exists(path):
+        first = read_error_file(path) if kind == LOST_SAVE else None
+        return None if first is None else _write(path, {**first, LOST_SAVE: error})
     record = {
         "kind": kind,
         "rank": _env_int("RANK"),
@@ -69,6 +74,10 @@ def write_error_file(kind: str, error: str, traceback_text: str = "", **extra: A
         "traceback": traceback_text,
         **extra,
     }
+    return _write(path, record)
+
+
+def _write(path: str, record: dict) -> Optional[str]:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:

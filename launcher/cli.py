@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import ipaddress
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, NoReturn, Optional
@@ -131,7 +133,15 @@ class _Parser(argparse.ArgumentParser):
             return (
                 f"{typed} is a PyTorch launcher option disttorch-launch does not have: {_TORCHRUN_ONLY[name]}"
             )
-        ours = [o for a in self._actions for o in a.option_strings if "_" not in o]
+        if name == "--local-rank":
+            return (
+                f"{typed} is a script's option, not a launcher's: each rank gets its own local rank in "
+                "LOCAL_RANK (and, under python -m torch.distributed.launch, as --local-rank=N after "
+                "the script's arguments); drop it here"
+            )
+        ours = [
+            o for a in self._actions if a.help != argparse.SUPPRESS for o in a.option_strings if "_" not in o
+        ]
         close = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
         return f"unknown option {typed}" + (f"; did you mean {close[0]}?" if close else "")
 
@@ -429,6 +439,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _is_ipv6(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.strip("[]")).version == 6
+    except ValueError:
+        return False  # a host name
+
+
 def _number(
     parser: argparse.ArgumentParser, option: str, text: str, kind: type, minimum: float, extra: str = ""
 ) -> float:
@@ -436,7 +453,7 @@ def _number(
         value = kind(text)
     except ValueError:
         value = None
-    if value is None or value < minimum:
+    if value is None or value != value or value < minimum:  # (value != value: NaN)
         expected = "an integer" if kind is int else "a number"
         parser.error(f"{option}: expected {expected} >= {minimum:g}{extra}, got {text!r}")
     return value
@@ -513,11 +530,12 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         parser.error("--nproc-per-node gpu: no GPU support here; use an integer or 'auto' (= usable cores)")
     else:
         nproc = int(_number(parser, "--nproc-per-node", a.nproc, int, 1, " or 'auto'"))
-    if ":" in a.nnodes:
+    low, _, high = a.nnodes.partition(":")
+    if ":" in a.nnodes and low.strip() != high.strip():  # (N:N, torchrun's default 1:1, is N nodes)
         parser.error(
             f"--nnodes {a.nnodes}: elastic ranges MIN:MAX are not supported; give the number of nodes"
         )
-    nnodes = int(_number(parser, "--nnodes", a.nnodes, int, 1))
+    nnodes = int(_number(parser, "--nnodes", low, int, 1))
     node_rank = int(_number(parser, "--node-rank", a.node_rank, int, 0))
     if node_rank >= nnodes:
         parser.error(
@@ -527,17 +545,29 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         parser.error(f"--standalone runs a single node, but --nnodes is {nnodes}")
 
     master_addr, master_port = a.master_addr, a.master_port
+    port_option = "--master-port"
     if a.rdzv_endpoint is not None:
-        host, sep, port = a.rdzv_endpoint.rpartition(":")
+        endpoint = a.rdzv_endpoint.strip()
+        bracketed = re.fullmatch(r"\[([^\]]*)\](?::(.*))?", endpoint)  # [IPv6] or [IPv6]:PORT
+        if bracketed:
+            host, sep, port = bracketed[1], bracketed[2] is not None, bracketed[2]
+        else:  # (an IPv6 address alone has colons of its own)
+            host, sep, port = (endpoint, "", "") if _is_ipv6(endpoint) else endpoint.rpartition(":")
         if not sep:  # a host alone: torchrun's default port on several nodes, else a free one
-            host, port = a.rdzv_endpoint, (str(_TORCHRUN_PORT) if nnodes > 1 else None)
-        if not host:
+            host, port = (host or endpoint), (str(_TORCHRUN_PORT) if nnodes > 1 else None)
+        if not host or (":" in host and not _is_ipv6(host)):
             parser.error(f"--rdzv-endpoint: expected HOST[:PORT], got {a.rdzv_endpoint!r}")
         master_addr, master_port = master_addr or host, master_port or port
+        port_option = "--master-port" if a.master_port else "--rdzv-endpoint's port"
+    if master_addr is not None and _is_ipv6(master_addr):
+        parser.error(
+            f"{master_addr!r} is an IPv6 address: the store listens on IPv4 only; give node 0's "
+            "IPv4 address or a host name that has one (127.0.0.1 on one machine)"
+        )
     if master_port is not None:
-        master_port = int(_number(parser, "--master-port", master_port, int, 0))
+        master_port = int(_number(parser, port_option, master_port, int, 0))
         if master_port > 65535:
-            parser.error(f"--master-port: expected a port 0..65535, got {master_port}")
+            parser.error(f"{port_option}: expected a port 0..65535, got {master_port}")
     if nnodes > 1 and (master_addr is None or not master_port):
         parser.error(
             f"--nnodes {nnodes} needs --master-addr and --master-port: the address of node 0 and a "
@@ -629,7 +659,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         monitor_interval=_number(parser, "--monitor-interval", a.monitor_interval, float, 0.001),
         stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0),
         dump_stacks=a.dump_stacks,
-        stop_grace=_number(parser, "--stop-grace", a.stop_grace, float, 0),
+        stop_grace=_number(parser, "--stop-grace/--shutdown-timeout", a.stop_grace, float, 0),
         stopped_timeout=_number(parser, "--stopped-timeout", a.stopped_timeout, float, 0),
         join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,

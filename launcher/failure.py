@@ -59,11 +59,13 @@ class RankExit:
     def lost_save(self) -> str:
         """The failed ``async_save`` (s) it recorded, whose futures nobody asked (``""``: none)."""
         record = self.record or {}
-        return str(record.get("error", "")) if record.get("kind") == LOST_SAVE else ""
+        if record.get("kind") == LOST_SAVE:
+            return str(record.get("error", ""))
+        return str(record.get(LOST_SAVE, ""))  # (after the exception it recorded first)
 
     def error(self, width: int = 160) -> str:
         """The one-line error it recorded (``""`` without one), cut to ``width`` characters."""
-        if self.lost_save:
+        if (self.record or {}).get("kind") == LOST_SAVE:
             return ""  # not why it failed
         text = str((self.record or {}).get("error", "")).strip().split("\n")[0]
         return text if len(text) <= width else text[: width - 3] + "..."

@@ -148,11 +148,13 @@ class WorkerGroup:
 
     def stalled(self) -> Tuple[List[Tuple[WorkerSpec, int]], float]:
         """When some worker has ended and every worker still running is stopped by a signal (as
-        :meth:`newly_frozen` last saw them): those workers as (spec, pid), and how many seconds
+        :meth:`newly_frozen` last saw them, and still now): those workers as (spec, pid), and how many seconds
         all of them have been stopped together; else ``([], 0.0)``. A group stopped whole, none
         ended, is a job paused on purpose (``kill -STOP``): it waits for ``SIGCONT``."""
         running = [(s, p) for s, p in zip(self.specs, self._procs) if s.local_rank not in self.ended]
         if not self.ended or not running or any(s.local_rank not in self._frozen_since for s, _ in running):
+            return [], 0.0
+        if not all(guardian.stopped(p.pid) for _, p in running):  # continued since that look
             return [], 0.0
         since = max(self._frozen_since[s.local_rank] for s, _ in running)
         return [(s, p.pid) for s, p in running], time.monotonic() - since

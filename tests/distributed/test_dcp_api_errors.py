@@ -62,6 +62,17 @@ def test_a_failed_async_save_nobody_asked_about_is_logged_at_exit(tmp_path):
     ), format_lost_save(ended)
 
 
+def test_a_save_lost_after_the_rank_recorded_its_exception_is_named_too(tmp_path, monkeypatch):
+    from disttorch._error_file import LOST_SAVE, write_error_file
+
+    monkeypatch.setenv(ERROR_FILE_ENV, str(tmp_path / "error.json"))
+    write_error_file("exception", "RuntimeError: training failed")  # the script raised, then exited
+    write_error_file(LOST_SAVE, "async_save of checkpoint 'ck' failed: OSError: disk full")  # (atexit)
+    ended = RankExit(0, 0, 0, "h", 100, 1, 0.0, record=read_error_file(str(tmp_path / "error.json")))
+    assert ended.failed_on_its_own and ended.error() == "RuntimeError: training failed"
+    assert format_lost_save(ended).startswith("rank 0 lost a checkpoint: its async_save of checkpoint 'ck'")
+
+
 def test_a_failure_that_a_waiting_result_call_raised_is_not_reported_at_exit():
     from disttorch.distributed.checkpoint import state_dict_saver as saver
 

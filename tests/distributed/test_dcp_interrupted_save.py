@@ -119,3 +119,37 @@ def test_a_peer_dying_before_every_rank_wrote_leaves_no_piece_and_the_earlier_ch
     target = _state(0.0)
     dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
     assert target["step"] == 5 and np.all(target["w"].numpy() == 5)
+
+
+def test_a_save_stopped_between_its_renames_and_its_metadata_leaves_the_earlier_checkpoint(
+    tmp_path, monkeypatch
+):
+    from disttorch.distributed.checkpoint import state_dict_saver
+
+    dcp.save(_state(5.0), checkpoint_id=str(tmp_path), no_dist=True)
+
+    def killed(directory, metadata):  # (as a rank killed after the renames: the metadata unwritten)
+        raise OSError("killed")
+
+    monkeypatch.setattr(state_dict_saver, "write_metadata", killed)
+    for _ in range(2):  # twice: the second keeps what the first kept
+        with pytest.raises(dcp.CheckpointException):
+            dcp.save(_state(6.0), checkpoint_id=str(tmp_path), no_dist=True)
+    monkeypatch.undo()
+    target = _state(0.0)
+    dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
+    assert target["step"] == 5 and np.all(target["w"].numpy() == 5)
+    dcp.save(_state(7.0), checkpoint_id=str(tmp_path), no_dist=True)  # a whole save drops the kept file
+    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]
+    dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
+    assert target["step"] == 7
+
+
+def test_a_save_leaves_alone_the_temporaries_of_a_save_still_running(tmp_path):
+    # another job saving into the directory at once: its piece file waits for its ranks
+    from disttorch._atomic_file import stage_write
+
+    running = stage_write(str(tmp_path / "__0_0.distcp"), lambda f: f.write(b"another job's"))
+    dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)  # (it removes stale temporaries)
+    running.commit()  # its temporary was still there to rename
+    assert (tmp_path / "__0_0.distcp").read_bytes() == b"another job's"

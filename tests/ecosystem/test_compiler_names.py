@@ -62,6 +62,44 @@ def test_dynamo_and_inductor_config_patch_as_pytorchs():
     assert _config_facts(dt) == _config_facts(torch)
 
 
+def test_a_config_patch_is_reusable_and_decorates_a_testcase_as_pytorchs():
+    import unittest
+
+    c = dt._dynamo.config
+    patch = c.patch(cache_size_limit=6)
+    seen = []
+    for _ in range(2):  # entered again once left, and nested
+        with patch, patch:
+            seen.append(c.cache_size_limit)
+        seen.append(c.cache_size_limit)
+    decorated = patch(lambda: c.cache_size_limit)
+    seen += [decorated(), decorated()]
+
+    @c.patch(cache_size_limit=5)
+    class Case(unittest.TestCase):  # (PyTorch's: patched from setUpClass to tearDownClass)
+        def test_it(self):
+            seen.append(c.cache_size_limit)
+
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(Case).run(result)
+    assert isinstance(Case, type) and Case.__name__ == "Case" and result.testsRun == 1
+    assert seen == [6, 8, 6, 8, 6, 6, 5] and c.cache_size_limit == 8 and result.wasSuccessful()
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (("cache_size_limit",), {}, "first argument must be a dict when passing a single positional arg"),
+        (("verbose", None), {}, "first argument must be a dict"),  # (None reads as no value)
+        ((None, 3), {}, "second positional argument is only valid when first argument is a key string"),
+        (({"verbose": True},), {"optimize_ddp": False}, "cannot pass both positional and keyword arguments"),
+    ],
+)
+def test_a_config_patch_with_misplaced_arguments_raises_pytorchs_assertion(args, kwargs, message):
+    with pytest.raises(AssertionError, match=message):
+        dt._dynamo.config.patch(*args, **kwargs)
+
+
 def test_optimized_module_wraps_and_runs_its_module():
     lin = dt.nn.Linear(2, 1)
     wrapped = _dynamo.OptimizedModule(lin)

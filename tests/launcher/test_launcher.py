@@ -401,6 +401,24 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
         (["--nprocc", "2", str(ENV_DUMP)], "unknown option --nprocc; did you mean --nproc?"),
         (["--master_prot=5", str(ENV_DUMP)], "unknown option --master_prot; did you mean --master-port?"),
         (["--local_addr", "10.0.0.2", str(ENV_DUMP)], "--local_addr is a PyTorch launcher option"),
+        # a script's option, not the hidden --local-rank-arg (python -m torch.distributed.launch's)
+        (["--local_rank=0", str(ENV_DUMP)], "--local_rank is a script's option, not a launcher's"),
+        (
+            ["--local-rank-ar", str(ENV_DUMP)],
+            "unknown option --local-rank-ar; did you mean --local-ranks-filter?",
+        ),
+        # the store listens on IPv4: an IPv6 endpoint, bracketed or not, is refused by the launcher
+        (
+            ["--rdzv-endpoint", "[::1]:29500", str(ENV_DUMP)],
+            "'::1' is an IPv6 address: the store listens on IPv4",
+        ),
+        (["--rdzv-endpoint", "::1", str(ENV_DUMP)], "'::1' is an IPv6 address"),
+        (["--rdzv-endpoint", "host:abc", str(ENV_DUMP)], "--rdzv-endpoint's port: expected an integer >= 0"),
+        (
+            ["--shutdown-timeout", "-1", str(ENV_DUMP)],
+            "--stop-grace/--shutdown-timeout: expected a number >= 0",
+        ),
+        (["--stopped-timeout", "nan", str(ENV_DUMP)], "--stopped-timeout: expected a number >= 0, got 'nan'"),
         (["--numa-binding", "node", str(ENV_DUMP)], "use --cores-per-rank and --bind-cores"),
         (
             ["-m", "tests/dist_helpers.py"],
@@ -497,6 +515,7 @@ def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accep
     assert (single.master_addr, single.master_port) == ("localhost", None)  # a free port
     two = parse_args(["--nnodes", "2", "--rdzv_endpoint=10.0.0.1", str(ENV_DUMP)])
     assert (two.master_addr, two.master_port) == ("10.0.0.1", 29400)  # torchrun's default
+    assert parse_args(["--nnodes", "1:1", str(ENV_DUMP)]).nnodes == 1  # torchrun's default range
 
 
 @pytest.mark.timeout(60)

@@ -102,6 +102,10 @@ def test_a_launcher_stopped_with_its_ranks_counts_their_stop_afresh(monkeypatch)
         now += 2.0
         assert [pid for _, pid, _ in group.newly_frozen(2.0, every=0.1)] == [group._procs[0].pid]
         assert [pid for _, pid in group.stalled()[0]] == [group._procs[0].pid]
+        os.kill(group._procs[0].pid, signal.SIGCONT)  # continued since that look: not stalled
+        while _stopped_pid(group._procs[0].pid):
+            time.sleep(0.01)
+        assert group.stalled() == ([], 0.0)
     finally:
         monkeypatch.undo()
         group.stop(0.0)

@@ -496,7 +496,7 @@ class ConnectionWatcher:
                     self.disconnected_since = time.monotonic()
             elif self._closed_mid_handshake(event):
                 continue  # ZeroMQ reconnects: to the next listener on the port, or it fails again
-            elif not self.has_secret:
+            elif not self.has_secret and event["value"] != errno.EAGAIN:  # (EAGAIN: no answer at all)
                 hint = _OTHER_PROGRAM if kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL else ""
                 raise AuthenticationError(missing_secret_message(self.peer) + hint)
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:

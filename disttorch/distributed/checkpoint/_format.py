@@ -7,9 +7,12 @@ Every file is written whole or not at all (temporary file, ``fsync``, rename; th
 a file removes the temporary files of its writes that were killed); the piece files are
 renamed into place only once every rank has written its own, so a save that fails to write
 (a full disk, no permission) over an earlier checkpoint leaves that checkpoint whole. Each piece
-file carries the id of its save, and the metadata the ids of the files it describes: a save
-interrupted later (a rank killed between the renames) leaves files of two saves, which loading
-refuses rather than mixing them. A damaged piece file (its ``.npz`` members fail their CRC-32, a
+file carries the id of its save, and the metadata the ids of the files it describes. Before a
+rank renames its new piece file over the one the metadata names, it keeps that one as
+``.__<rank>_0.distcp.prev`` until the new metadata is written, so a save interrupted between
+the renames and its metadata (a rank killed) leaves the earlier checkpoint loadable: loading
+takes the kept file where the other holds a newer save's pieces. Files of two saves that no
+kept file reconciles are refused rather than mixed. A damaged piece file (its ``.npz`` members fail their CRC-32, a
 header is broken) raises ``ValueError`` naming it, never a tensor with other values.
 """
 
@@ -31,6 +34,8 @@ __all__ = [
     "METADATA",
     "piece_file",
     "read_pieces",
+    "keep_previous_piece",
+    "drop_previous_piece",
     "write_pieces",
     "write_metadata",
     "read_metadata",
@@ -125,10 +130,54 @@ def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_
     return _stage(directory, piece_file(rank), lambda f: np.savez(f, **arrays))
 
 
+def _previous_piece_file(directory: str, rank: int) -> str:
+    return os.path.join(directory, f".{piece_file(rank)}.prev")
+
+
+def _save_id_of(path: str) -> str | None:
+    """The save id a piece file carries (``None``: no such file, or not a piece file)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return npz[_SAVE_ID].tobytes().decode() if _SAVE_ID in npz.files else None
+    except (*ZIP_DAMAGE, TypeError):  # (TypeError: a .npy file, one array)
+        return None
+
+
+def keep_previous_piece(directory: str, rank: int) -> None:
+    """Before rank ``rank``'s new piece file is renamed into place: keep the piece file that
+    the current metadata names (the earlier checkpoint's) beside it as a hard link, unless an
+    interrupted save kept it already; :func:`drop_previous_piece` removes it once the new
+    metadata is written. Nothing is kept where links cannot be made."""
+    try:
+        wanted = read_metadata(directory).get("save_ids", [])[rank]
+    except (OSError, ValueError, IndexError):
+        return  # no earlier checkpoint here, or one written before saves had ids
+    path, kept = os.path.join(directory, piece_file(rank)), _previous_piece_file(directory, rank)
+    if _save_id_of(kept) == wanted or _save_id_of(path) != wanted:
+        return
+    drop_previous_piece(directory, rank)
+    try:
+        os.link(path, kept)
+    except OSError:
+        pass
+
+
+def drop_previous_piece(directory: str, rank: int) -> None:
+    """Remove the piece file :func:`keep_previous_piece` kept (the new metadata is written)."""
+    try:
+        os.unlink(_previous_piece_file(directory, rank))
+    except OSError:
+        pass
+
+
 def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
     """Rank ``rank``'s pieces; refused unless they belong to save ``save_id`` (``None``: a
-    checkpoint written before saves had ids)."""
+    checkpoint written before saves had ids), taken from the file an interrupted later save
+    kept (:func:`keep_previous_piece`) where the piece file holds that save's."""
     path = _existing_piece_file(directory, rank)
+    if save_id is not None and _save_id_of(path) != save_id:
+        kept = _previous_piece_file(directory, rank)
+        path = kept if _save_id_of(kept) == save_id else path
     try:
         npz = np.load(path, allow_pickle=False)
     except ZIP_DAMAGE as exc:
@@ -141,7 +190,7 @@ def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
         if found != save_id:
             raise RuntimeError(
                 f"{path} was written by another save than {os.path.join(directory, METADATA)} "
-                "(a save that did not finish, over an earlier checkpoint?): the checkpoint mixes "
+                "(a save that did not finish over an earlier checkpoint, or one still running?): the checkpoint mixes "
                 "two saves; load an earlier checkpoint or save this one again"
             )
     return files

@@ -41,7 +41,15 @@ from .. import groups, object_collectives
 from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
-from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
+from ._format import (
+    drop_previous_piece,
+    dtype_name,
+    flatten,
+    keep_previous_piece,
+    leaf_paths,
+    write_metadata,
+    write_pieces,
+)
 from .api import WRAPPED_EXCEPTION, CheckpointException, attempt, checkpoint_directory
 from .stateful import stateful_to_state_dict
 
@@ -174,7 +182,13 @@ class _Save:
             for piece in written:
                 piece.discard()
             raise
-        renamed = attempt(lambda: [piece.commit() for piece in written]) if written else None
+
+        def rename() -> None:  # the earlier checkpoint's piece is kept until the metadata is written
+            keep_previous_piece(self.directory, rank)
+            for piece in written:
+                piece.commit()
+
+        renamed = attempt(rename) if written else None
         # every piece file is in place before the metadata names it
         _raise_failures({r: failed for r, failed in enumerate(self._everyone(renamed)) if failed is not None})
         metadata: dict[str, Any] = {
@@ -199,6 +213,8 @@ class _Save:
             object_collectives.broadcast_object_list(outcome, src=src, group=group)
             failure = outcome[0]
         _raise_failures({0: failure} if failure is not None else {})
+        if written:
+            drop_previous_piece(self.directory, rank)
         return metadata
 
 
