@@ -177,6 +177,27 @@ def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
 
 
 @pytest.mark.parity
+def test_a_compiled_node_points_at_the_inputs_nodes_as_pytorchs(real_torch):
+    # its next_functions were the eager graph's last node (MulBackward0), not the inputs'
+    def run(T) -> list:
+        a, b = T.ones(3, requires_grad=True), T.ones(3, requires_grad=True)
+        lin = T.nn.Linear(3, 3)
+        known = {id(a): "a", id(b): "b", id(lin.weight): "W", id(lin.bias): "bias"}
+
+        def inputs(out) -> list:
+            return [
+                known.get(id(getattr(n, "variable", None)), n.name()) for n, _ in out.grad_fn.next_functions
+            ]
+
+        seen = [inputs(T.compile(lambda x, y: y * 2 + x, backend="aot_eager")(a, b))]
+        seen.append(inputs(T.compile(lin, backend="aot_eager")(a)))  # the module's parameters first
+        seen.append(inputs(T.compile(lambda x: lin(x * 2) + b, backend="aot_eager")(a)))
+        return seen + [inputs(T.compile(lambda x: x.sin(), backend="aot_eager")(a * 1))]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
 def test_a_stance_holds_on_every_thread_as_pytorchs(real_torch):
     # it was the setting thread's own: a compiled call on another thread still compiled
     def run(T) -> list:
