@@ -316,7 +316,6 @@ def test_promote_policy_refuses_a_third_floating_type_as_pytorch(low):
             x.to(other).index_copy(0, dt.tensor([1]), x[:1].to(other))
 
 
-
 @pytest.mark.parametrize("op", ["cat", "stack"])
 def test_cat_and_stack_follow_the_promote_policy_as_pytorch(op):
     """They returned float16 under bfloat16 autocast: PyTorch raises its prioritize error;
@@ -329,6 +328,7 @@ def test_cat_and_stack_follow_the_promote_policy_as_pytorch(op):
         assert join((f32, dt.ones(2, dtype=dt.float16))).dtype is dt.float32
         with pytest.raises(RuntimeError, match="Unexpected floating ScalarType in at::autocast::prioritize"):
             join((dt.ones(2, dtype=dt.float16),) * 2)
+
 
 def _step_dtypes(lib, low):
     """The dtype of every intermediate of a small GPT block step and CNN step under autocast."""
