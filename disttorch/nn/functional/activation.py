@@ -26,7 +26,7 @@ from ...autograd.grad_mode import recording
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
-from ...kernels.vec_exp import compiled_exp, one_plus_exp_neg
+from ...kernels.vec_exp import compiled_exp, loop_exp, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -152,13 +152,25 @@ class Elu(Function):
         if recording():
             (x,) = ctx._checked_saved()
             return g * (_ew.where(x > 0, 1.0, _ew.exp(x) * ctx.alpha) * ctx.scale), None, None
-        alpha, scale = ctx.alpha, ctx.scale
+        (x,) = ctx._checked_saved()
+        return _elu_grad(g._data, x._data, ctx.pos, ctx.alpha, ctx.scale), None, None
 
-        def local(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-            slope = np.where(pos, 1, neg + alpha)
-            return slope * scale if scale != 1 else slope
 
-        return _times(g, local, ctx.pos, ctx.neg), None, None
+def _elu_grad(g: np.ndarray, x: np.ndarray, pos: np.ndarray, alpha: float, scale: float) -> Tensor:
+    """ELU's input gradient as PyTorch's kernel computes it: ``g * scale`` where ``x > 0``,
+    else ``g * (alpha * scale) * exp(x)`` in that order (from ``exp``, not from the output's
+    ``expm1``, which loses every digit below -15), in float32 for float16/bfloat16."""
+    dt = g.dtype
+    wide = np.dtype(np.float32) if is_low(dt) else dt
+    one = wide.type
+
+    def grad(gg: np.ndarray, xx: np.ndarray, p: np.ndarray) -> np.ndarray:
+        gg, xx = gg.astype(wide, copy=False), xx.astype(wide, copy=False)
+        e = loop_exp(xx) if wide == np.float32 else np.exp(xx)
+        neg = np.multiply(gg * (one(alpha) * one(scale)), e, out=e)
+        return np.where(p, gg * one(scale), neg).astype(dt, copy=False)
+
+    return Tensor._make(elementwise(grad, g, x, pos))
 
 
 class Gelu(Function):
