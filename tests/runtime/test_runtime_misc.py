@@ -251,6 +251,36 @@ def test_compiled_views_of_outputs_keep_their_own_nodes_as_pytorchs(real_torch):
 
 
 @pytest.mark.parity
+def test_dynamo_optimize_run_and_compile_times_as_pytorchs(real_torch):
+    # none of them existed
+    def run(T) -> list:
+        def double(x):
+            return x * 2
+
+        x = T.ones(2, requires_grad=True)
+        optimized = T._dynamo.optimize("eager")(double)
+        facts = [type(T._dynamo.optimize("eager")).__name__, optimized(x).grad_fn.name()]
+        facts.append(type(T._dynamo.optimize("eager")(T.nn.Linear(1, 1))).__name__)
+        facts.append(T._dynamo.optimize("eager", disable=True)(double) is double)
+        for make in (lambda: T._dynamo.optimize("eager"), lambda: T._dynamo.optimize("nope")):
+            try:
+                with make():
+                    pass
+            except RuntimeError as e:
+                facts.append((type(e).__name__, str(e)))
+
+        def triple(x):  # (never compiled: PyTorch's run() would run the code compiled before)
+            return x * 3
+
+        ran = T._dynamo.run(triple)
+        facts += [type(T._dynamo.run()).__name__, ran(x).grad_fn.name(), ran.__wrapped__ is triple]
+        return facts + [T._dynamo.utils.compile_times(repr="x")]
+
+    assert run(disttorch) == run(real_torch)
+    assert disttorch._dynamo.utils.compile_times("csv") == ([], [])  # (nothing compiles here)
+
+
+@pytest.mark.parity
 def test_dynamo_explain_counts_graphs_and_explicit_breaks_as_pytorch(real_torch):
     def run(T) -> list:
         def broken(x):
