@@ -78,19 +78,27 @@ def test_gelu_float32_value_and_gradient_across_blocks():
         assert np.array_equal(values(F.gelu(x)), values(out))
 
 
-@pytest.mark.parametrize("name", ["elu", "selu"])
-def test_elu_gradient_is_pytorchs_far_below_zero(name):
-    """It was ``g * (expm1(x) + alpha)``: zero or digits off below -15; PyTorch's is
-    ``g * alpha * scale * exp(x)``, with SLEEF's ``exp`` on float32 (within 2 units here)."""
+@pytest.mark.parametrize(
+    ("name", "alpha", "scale", "kwargs"),
+    [
+        ("elu", 1.0, 1.0, {}),
+        ("selu", 1.6732632423543772, 1.0507009873554805, {}),
+        ("celu", 1.3, 1.0, {"alpha": 1.3}),
+    ],
+)
+def test_elu_gradient_is_pytorchs_far_below_zero(name, alpha, scale, kwargs):
+    """It was ``g * (expm1(x) + alpha)``: zero or digits off below -15 (CELU's, composed of
+    ELU, some 20 units off); PyTorch's is ``g * input_scale * alpha * scale * exp(x *
+    input_scale)``, with SLEEF's ``exp`` on float32 (within 2 units here)."""
     xs = np.concatenate([np.linspace(-20.0, 2.0, 1000), [0.0, -0.0, -1e-30]]).astype(np.float32)
     x = dt.tensor(xs, requires_grad=True)
-    getattr(F, name)(x).sum().backward()
-    alpha, scale = (1.0, 1.0) if name == "elu" else (1.6732632423543772, 1.0507009873554805)
-    exact = np.where(xs > 0, scale, alpha * scale * np.exp(xs.astype(np.float64)))
+    getattr(F, name)(x, **kwargs).sum().backward()
+    wide = xs.astype(np.float64) / (alpha if name == "celu" else 1.0)
+    exact = np.where(xs > 0, scale, (1.0 if name != "celu" else 1 / alpha) * alpha * scale * np.exp(wide))
     np.testing.assert_allclose(x.grad.numpy(), exact, rtol=2e-6, atol=0)
     torch = pytest.importorskip("torch")
     t = torch.tensor(xs, requires_grad=True)
-    getattr(torch.nn.functional, name)(t).sum().backward()
+    getattr(torch.nn.functional, name)(t, **kwargs).sum().backward()
     np.testing.assert_array_max_ulp(x.grad.numpy(), t.grad.numpy(), maxulp=2)
 
 
