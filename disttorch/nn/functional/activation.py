@@ -26,7 +26,7 @@ from ...autograd.grad_mode import recording
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
-from ...kernels.vec_exp import compiled_exp, loop_exp, one_plus_exp_neg
+from ...kernels.vec_exp import compiled_exp, loop_exp, loop_expm1, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -149,7 +149,8 @@ class Elu(Function):
 
         def value(p: np.ndarray, v: np.ndarray) -> np.ndarray:
             w = v.astype(wide, copy=False)
-            neg = np.expm1(np.copysign(np.minimum(w, 0), w) * one(input_scale))  # -0.0 stays
+            arg = np.copysign(np.minimum(w, 0), w) * one(input_scale)  # -0.0 stays
+            neg = loop_expm1(arg) if wide == np.float32 else np.expm1(arg)
             neg *= one(alpha) * one(scale)
             return np.where(p, w * one(scale) if scale != 1 else w, neg).astype(v.dtype, copy=False)
 
