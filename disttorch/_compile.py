@@ -62,9 +62,9 @@ def check_arguments(
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if isinstance(backend, str) and backend not in _BACKENDS:
-        raise RuntimeError(
-            f"Invalid backend: {backend!r}, see `torch._dynamo.list_backends()` for available backends."
-        )
+        from ._dynamo.exc import InvalidBackend  # (a leaf module; the package imports this one)
+
+        raise InvalidBackend(backend)
     if model is not None and not callable(model):
         raise RuntimeError("The torch.compile model argument must be callable")  # noqa: TRY004 (PyTorch raises RuntimeError)
 

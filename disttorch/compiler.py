@@ -17,7 +17,7 @@ from typing import Any
 from . import _compile
 from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
-from .autograd.function import Function, named_node
+from .autograd.function import AccumulateGrad, Function, _seq, named_node
 from .nn.modules.module import Module
 from .utils._pytree import tree_flatten, tree_unflatten
 
@@ -88,16 +88,18 @@ class CompiledFunction(Function):
         return grads
 
 
-def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
+def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, params: Any = ()) -> Any:
     """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
     ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input, parameter
     or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
-    view of another output is a view of that output's new tensor."""
+    view of another output is a view of that output's new tensor. The node's
+    ``next_functions`` are the call's inputs' nodes (``params``: a compiled module's, first)."""
     outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
         with _compiled_region():
             return fn(*args, **kwargs)
     before, _state.views = _state.views, {}  # (filled by ``autograd.function.log_view``)
+    start = next(_seq)
     views = _state.views
     try:
         with _compiled_region():
@@ -115,9 +117,36 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool) -> Any:
     if not through:
         return out
     new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
+    new[id(through[0])].grad_fn._shown_edges = _input_edges(through, start, params)
     for v in made.values():
         _remade(v, new, views)
     return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
+
+
+def _input_edges(outputs: list, start: int, params: Any) -> tuple:
+    """The edges from the nodes a call made (sequence number ``start`` on) to the graph
+    before it (a leaf's ``AccumulateGrad``, an input's node), in the order the call first
+    used them, ``params``' first in their order: the inputs of PyTorch's compiled graph."""
+    first: dict[tuple, tuple] = {}  # (id(node), output_nr) -> ((first user's seq, slot), edge)
+    seen: set[int] = set()
+    todo = [((-1, i), (t.grad_fn, t.output_nr)) for i, t in enumerate(outputs)]
+    while todo:
+        use, edge = todo.pop()
+        node = edge[0]
+        if isinstance(node, AccumulateGrad) or node._seq_nr < start:
+            key = (id(node), edge[1])
+            if key not in first or use < first[key][0]:
+                first[key] = (use, edge)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            todo += [((node._seq_nr, i), e) for i, e in enumerate(node.next_edges) if e is not None]
+    lead = {id(p): i for i, p in enumerate(params)}
+
+    def order(item: tuple) -> tuple:
+        use, (node, _) = item
+        return lead.get(id(getattr(node, "variable", None)), len(lead)), use
+
+    return tuple(edge for _, edge in sorted(first.values(), key=order))
 
 
 def _remade(v: Tensor, new: dict[int, Tensor], views: dict[int, tuple]) -> Tensor:
@@ -168,7 +197,7 @@ class OptimizedModule(Module):
         self._aot = True  # (torch.compile's default backend, inductor, goes through AOTAutograd)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return _run_compiled(self._orig_mod, args, kwargs, self._aot)
+        return _run_compiled(self._orig_mod, args, kwargs, self._aot, self._orig_mod.parameters())
 
     @property
     def training(self) -> bool:

@@ -32,10 +32,10 @@ from .failure import RankExit, blame, format_gave_up, format_lost_save, format_s
 from .guardian import Guardian
 from .output import say
 from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
-from .worker_env import WorldInfo, worker_env
+from .worker_env import SIGNALS_TO_HANDLE, WorldInfo, worker_env
 from .workers import WorkerGroup, WorkerSpec
 
-_HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_HANDLED_SIGNALS = tuple(getattr(signal, name) for name in SIGNALS_TO_HANDLE.split(","))
 #: A rank that exited 0 this long before the others is named (they may be waiting for it).
 EARLY_EXIT_NOTE_S = 5.0
 #: A rank stopped by a signal (SIGSTOP, SIGTSTP) this long is named (the others wait for it).
@@ -282,7 +282,8 @@ class Agent:
         c = self.config
         rank = world.rank_offset + local_rank
         error_file = os.path.join(self._run_dir, f"attempt_{world.restart_count}", f"rank{rank}_error.json")
-        os.makedirs(os.path.dirname(error_file), exist_ok=True)
+        elastic_error_file = os.path.join(os.path.dirname(error_file), str(rank), "error.json")
+        os.makedirs(os.path.dirname(elastic_error_file), exist_ok=True)  # (torchrun's: made, not written)
         env = worker_env(
             os.environ,
             world,
@@ -298,6 +299,7 @@ class Agent:
             threads=self.threads.env,
             as_torch=c.as_torch,
             guardian_pid=self.guardian.pid,
+            elastic_error_file=elastic_error_file,
         )
         shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter
         redirected = c.redirects.get(local_rank, frozenset())

@@ -2,7 +2,10 @@
 
 torchrun's: ``RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE,
 ROLE_NAME, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT,
-TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID``.
+TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID``; ``TORCHELASTIC_USE_AGENT_STORE=False`` (rank
+0 hosts the job's store, not the launcher); ``TORCHELASTIC_SIGNALS_TO_HANDLE``, the signals
+the launcher stops its ranks on; ``TORCHELASTIC_ERROR_FILE``, this rank's own path (in an
+existing directory) for PyTorch's JSON error record, which ``@record`` writes.
 
 disttorch's:
 
@@ -51,6 +54,10 @@ class WorldInfo:
     restart_count: int
 
 
+#: The signals the launcher stops its ranks on, as torchrun's variable names them.
+SIGNALS_TO_HANDLE = "SIGTERM,SIGINT,SIGHUP"
+
+
 def worker_env(
     base: Mapping[str, str],
     world: WorldInfo,
@@ -67,6 +74,7 @@ def worker_env(
     threads: Mapping[str, str],
     as_torch: bool = False,
     guardian_pid: Optional[int] = None,
+    elastic_error_file: Optional[str] = None,
 ) -> Dict[str, str]:
     """Return the full environment for local rank ``local_rank``: ``base`` plus the variables above."""
     rank = world.rank_offset + local_rank
@@ -88,6 +96,8 @@ def worker_env(
             "TORCHELASTIC_RESTART_COUNT": str(world.restart_count),
             "TORCHELASTIC_MAX_RESTARTS": str(max_restarts),
             "TORCHELASTIC_RUN_ID": world.run_id,
+            "TORCHELASTIC_USE_AGENT_STORE": "False",
+            "TORCHELASTIC_SIGNALS_TO_HANDLE": SIGNALS_TO_HANDLE,
             "DISTTORCH_RESTART_COUNT": str(world.restart_count),
             "DISTTORCH_MAX_RESTARTS": str(max_restarts),
             "DISTTORCH_RUN_ID": world.run_id,
@@ -98,6 +108,7 @@ def worker_env(
         }
     )
     for name, value in (
+        ("TORCHELASTIC_ERROR_FILE", elastic_error_file),
         ("DISTTORCH_TRACE_DIR", trace_dir),
         ("DISTTORCH_FAULT", faults or None),
         ("DISTTORCH_CPU_AFFINITY", ",".join(map(str, cores)) if cores else None),

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset
 from . import config, eval_frame, exc, utils
-from .eval_frame import OptimizedModule, is_dynamo_supported
+from .eval_frame import OptimizedModule, is_dynamo_supported, optimize, run
 from .explain import explain, note_graph_break
 
 __all__ = [
@@ -35,8 +35,10 @@ __all__ = [
     "mark_static",
     "mark_static_address",
     "maybe_mark_dynamic",
+    "optimize",
     "reset",
     "reset_code_caches",
+    "run",
     "utils",
 ]
 

@@ -200,22 +200,29 @@ _NOT_BUILT_IN = {
 
 
 def _backend_name(backend: str | None) -> str:
-    """The backend to run: ``None``, ``"zmq"`` and ``"gloo"`` (also as the ``cpu:`` part of
-    ``"cpu:gloo,cuda:nccl"``) name disttorch's. A GPU or MPI backend raises PyTorch's CPU-build
-    ``RuntimeError``; any other name ``ValueError``."""
+    """The name :func:`get_backend` reports for ``backend``: ``None`` is ``"zmq"``; ``"zmq"``
+    and ``"gloo"`` (any case, also as ``"cpu:gloo"`` or ``"cpu:gloo,cuda:gloo"``) name
+    disttorch's. A GPU or MPI backend, in any part, raises PyTorch's CPU-build ``RuntimeError``;
+    another name PyTorch's ``AssertionError`` (after its warning for a bare name)."""
     if backend is None:
         return "zmq"
     name = str(backend).lower()
-    if name.startswith("cpu:"):  # "cpu:gloo,cuda:nccl" style
-        name = name.split(",")[0][4:]
-    if name in _BACKENDS:
-        return name
+    parts = [p.partition(":")[2] for p in name.split(",")] if ":" in name else [name]
     hint = "disttorch runs collectives over ZeroMQ on CPUs: use backend='gloo' or leave it out"
-    for part in name.split(","):
-        missing = _NOT_BUILT_IN.get(part.rpartition(":")[2])
+    for part in parts:
+        missing = _NOT_BUILT_IN.get(part)
         if missing:
             raise RuntimeError(f"{missing} ({hint})")
-    raise ValueError(f"backend {backend!r} is not available: {hint} ('zmq' names the same backend)")
+    for part in parts:
+        if part not in _BACKENDS:
+            if ":" not in name:
+                warnings.warn(
+                    f"Device capability of {part} unknown, assuming `cpu` and `cuda`. You can specify it "
+                    "in `device:backend` format in `init_process_group` call.",
+                    stacklevel=3,
+                )
+            raise AssertionError(f"Unknown backend type {part} ({hint}; 'zmq' names the same backend)")
+    return name
 
 
 def init_process_group(
@@ -235,7 +242,8 @@ def init_process_group(
         backend: ``None``, ``"zmq"`` or ``"gloo"``: all select disttorch's ZeroMQ backend
             (``"gloo"`` is accepted so PyTorch CPU scripts run unchanged, and is what
             :func:`get_backend` then reports). ``"nccl"``, ``"xccl"`` and ``"mpi"`` raise
-            PyTorch's CPU-build ``RuntimeError``; other names ``ValueError``.
+            PyTorch's CPU-build ``RuntimeError`` (also as a part: ``"cpu:gloo,cuda:nccl"``);
+            other names PyTorch's ``AssertionError``.
         init_method: ``"env://"`` (default: ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
             ``MASTER_PORT``), ``"tcp://host:port"`` or ``"file://path"``. Exclusive with
             ``store``.
@@ -504,6 +512,8 @@ def get_backend_config(group: ProcessGroup | None = None) -> str:
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Invalid process group specified")
+    if ":" in pg.backend:  # as the program wrote it ("cpu:gloo")
+        return pg.backend
     return "cpu:gloo,cuda:gloo" if pg.backend == Backend.GLOO else f"cpu:{pg.backend}"
 
 

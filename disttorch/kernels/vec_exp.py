@@ -17,7 +17,7 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["compiled_exp", "one_plus_exp_neg", "sleef_exp"]
+__all__ = ["compiled_exp", "loop_exp", "loop_expm1", "one_plus_exp_neg", "sleef_exp"]
 
 
 def _load_loops():
@@ -64,3 +64,36 @@ def sleef_exp(x: np.ndarray) -> np.ndarray:
     e[neg < -100.0] = np.inf
     e[np.isnan(neg)] = np.nan
     return e.reshape(np.shape(x))
+
+
+def loop_exp(x: np.ndarray) -> np.ndarray:
+    """Float32 ``exp(x)`` as a PyTorch kernel that calls ``exp`` inside its element loop
+    (``elu``'s backward) computes it, ``x`` taken in C order: SLEEF's ``expf`` on whole
+    32-element blocks, the C library's on the elements after them. Without numba, NumPy's."""
+    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+    cut = flat.size - flat.size % 32
+    out = np.empty(flat.shape, np.float32)
+    out[:cut] = sleef_exp(flat[:cut])
+    out[cut:] = np.exp(flat[cut:].astype(np.float64))
+    return out.reshape(np.shape(x))
+
+
+def _load_expm1_loop():
+    from . import vec_expm1_loops
+
+    return vec_expm1_loops
+
+
+def loop_expm1(x: np.ndarray) -> np.ndarray:
+    """Float32 ``expm1(x)`` as a PyTorch kernel that calls it inside its element loop
+    (``elu``) computes it, ``x`` taken in C order: SLEEF's ``expm1f`` on whole 32-element
+    blocks, the C library's on the elements after them. Without numba, NumPy's."""
+    loops = compiled(_load_expm1_loop)
+    if loops is None:
+        return np.expm1(x)
+    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+    cut = flat.size - flat.size % 32
+    out = np.empty(flat.shape, np.float32)
+    loops.expm1(flat[:cut], out[:cut])
+    out[cut:] = np.expm1(flat[cut:].astype(np.float64))
+    return out.reshape(np.shape(x))

@@ -23,6 +23,7 @@ from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
+from ..autograd import autocast_state
 from ..autograd.function import Function, log_view, mark_view, named_node
 from ..kernels import threads
 from ..utils import trace
@@ -1115,6 +1116,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate tensors of equal shape except in ``dim``; dtypes are promoted. 1-D empty
     tensors are skipped, as in PyTorch."""
     tensors = _check_join(tensors, "torch.cat")
+    if autocast_state._state.active is not None:
+        tensors = autocast_state.promoted_list(tensors)
     if tensors[0].is_quantized:
         return _qtensor.cat(tensors, dim)
     for i, t in enumerate(tensors):
@@ -1157,6 +1160,8 @@ concat = concatenate = cat
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Stack tensors of equal shape along a new dimension ``dim``."""
     tensors = _check_join(tensors, "stack")
+    if autocast_state._state.active is not None:
+        tensors = autocast_state.promoted_list(tensors)
     s0 = tensors[0]._data.shape
     for i, t in enumerate(tensors):
         if t._data.shape != s0:

@@ -316,6 +316,20 @@ def test_promote_policy_refuses_a_third_floating_type_as_pytorch(low):
             x.to(other).index_copy(0, dt.tensor([1]), x[:1].to(other))
 
 
+@pytest.mark.parametrize("op", ["cat", "stack"])
+def test_cat_and_stack_follow_the_promote_policy_as_pytorch(op):
+    """They returned float16 under bfloat16 autocast: PyTorch raises its prioritize error;
+    float32 first wins, and an autocast-type tensor is cast to it (``ToCopyBackward0``)."""
+    join = getattr(dt, op)
+    low, f32 = dt.ones(2, dtype=dt.bfloat16, requires_grad=True), dt.ones(2, requires_grad=True)
+    with dt.autocast("cpu", dtype=dt.bfloat16):
+        out = join((low, f32))
+        assert out.dtype is dt.float32 and out.grad_fn.next_functions[0][0].name() == "ToCopyBackward0"
+        assert join((f32, dt.ones(2, dtype=dt.float16))).dtype is dt.float32
+        with pytest.raises(RuntimeError, match="Unexpected floating ScalarType in at::autocast::prioritize"):
+            join((dt.ones(2, dtype=dt.float16),) * 2)
+
+
 def _step_dtypes(lib, low):
     """The dtype of every intermediate of a small GPT block step and CNN step under autocast."""
     lib.manual_seed(0)

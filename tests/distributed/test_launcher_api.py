@@ -4,6 +4,8 @@ results, restarts them after a failure up to ``max_restarts``, then raises ``Chi
 naming the first failure."""
 
 import os
+import sys
+import textwrap
 
 import pytest
 
@@ -53,7 +55,8 @@ def test_workers_get_torchruns_environment_and_return_their_results():
 
 
 @pytest.mark.timeout(120)
-def test_a_failure_restarts_the_workers_then_is_reported(tmp_path):
+def test_a_failure_restarts_the_workers_then_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # (a failed launch keeps its error files)
     assert elastic_launch(_config(max_restarts=1), _fails_once)(str(tmp_path / "failed")) == {0: 1, 1: 1}
     with pytest.raises(ChildFailedError) as caught:
         elastic_launch(_config(max_restarts=1), _always_fails)()
@@ -61,6 +64,32 @@ def test_a_failure_restarts_the_workers_then_is_reported(tmp_path):
     assert "_always_fails FAILED" in message and "rank      : 1 (local_rank: 1)" in message
     assert "ValueError: rank 1 always fails" in message
     assert list(caught.value.failures) == [1]
+
+
+@pytest.mark.timeout(120)
+def test_a_programs_recorded_error_reaches_the_report(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # (a failed launch keeps its error files)
+    # TORCHELASTIC_ERROR_FILE was not set: @record wrote nothing, the report had the exit code only
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from disttorch.distributed.elastic.multiprocessing.errors import record
+
+            @record
+            def main():
+                raise KeyError("bad shard 3")
+
+            main()
+            """
+        )
+    )
+    config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=1, max_restarts=0)
+    with pytest.raises(ChildFailedError) as caught:
+        elastic_launch(config, sys.executable)(str(script))
+    failure = caught.value.failures[0]
+    assert "KeyError: 'bad shard 3'" in failure.message and "in main" in failure.message
+    assert failure.error_file.endswith(os.path.join("attempt_0", "0", "error.json"))
 
 
 def test_settings_it_cannot_honour_are_refused():

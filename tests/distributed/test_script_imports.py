@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -14,7 +15,7 @@ from disttorch.distributed import distributed_c10d as c10d
 from disttorch.distributed.elastic.multiprocessing.errors import record
 
 
-def test_record_passes_results_and_errors_through_and_a_clean_exit_returns():
+def test_record_passes_results_and_errors_through_and_a_clean_exit_returns(tmp_path, monkeypatch):
     @record
     def main(a, b=1):
         """Doc."""
@@ -35,6 +36,13 @@ def test_record_passes_results_and_errors_through_and_a_clean_exit_returns():
     with pytest.raises(SystemExit) as stop:
         exits(3)
     assert stop.value.code == 3
+    # the error file torchrun (and disttorch-launch) names gets PyTorch's record; it got none
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(tmp_path / "error.json"))
+    with pytest.raises(KeyError):
+        fails()
+    message = json.loads((tmp_path / "error.json").read_text())["message"]
+    assert message["message"] == "KeyError: 'lost'" and "in fails" in message["extraInfo"]["py_callstack"]
+    assert message["extraInfo"]["timestamp"].isdigit()
 
 
 @pytest.mark.timeout(120)

@@ -54,6 +54,9 @@ def test_environment_and_ranks(tmp_path, nproc):
         assert env["TORCHELASTIC_RESTART_COUNT"] == env["DISTTORCH_RESTART_COUNT"] == "0"
         assert env["TORCHELASTIC_MAX_RESTARTS"] == env["DISTTORCH_MAX_RESTARTS"] == "0"
         assert env["TORCHELASTIC_RUN_ID"] == env["DISTTORCH_RUN_ID"]
+        assert env["TORCHELASTIC_USE_AGENT_STORE"] == "False"  # (rank 0 hosts the job's store)
+        assert env["TORCHELASTIC_SIGNALS_TO_HANDLE"] == "SIGTERM,SIGINT,SIGHUP"
+        assert env["TORCHELASTIC_ERROR_FILE"].endswith("error.json") and env["error_dir_exists"]
         assert re.fullmatch(r"[0-9a-f]{64}", env["DISTTORCH_JOB_SECRET"])
         assert env["DISTTORCH_TRACE_DIR"] is None and env["DISTTORCH_FAULT"] is None
         assert (
@@ -67,6 +70,7 @@ def test_environment_and_ranks(tmp_path, nproc):
             assert env["DISTTORCH_CPU_AFFINITY"] is None and env["cores"] == sorted(os.sched_getaffinity(0))
     for name in ("MASTER_PORT", "DISTTORCH_RUN_ID", "DISTTORCH_JOB_SECRET"):
         assert len({env[name] for env in envs}) == 1, f"{name} differs between ranks"
+    assert len({env["TORCHELASTIC_ERROR_FILE"] for env in envs}) == nproc
     assert 0 < int(envs[0]["MASTER_PORT"]) < 65536
     assert len({env["DISTTORCH_ERROR_FILE"] for env in envs}) == nproc
     assert "[launcher] run " in result.stderr and "cores:" in result.stderr  # the assignment table, once

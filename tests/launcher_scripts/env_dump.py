@@ -25,6 +25,9 @@ names = [
     "TORCHELASTIC_RESTART_COUNT",
     "TORCHELASTIC_MAX_RESTARTS",
     "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_USE_AGENT_STORE",
+    "TORCHELASTIC_SIGNALS_TO_HANDLE",
+    "TORCHELASTIC_ERROR_FILE",
     "DISTTORCH_RESTART_COUNT",
     "DISTTORCH_MAX_RESTARTS",
     "DISTTORCH_RUN_ID",
@@ -40,6 +43,7 @@ names = [
 ]
 info = {name: os.environ.get(name) for name in names}
 info["pid"] = os.getpid()
+info["error_dir_exists"] = os.path.isdir(os.path.dirname(info["TORCHELASTIC_ERROR_FILE"] or "/nonexistent/x"))
 info["cores"] = sorted(os.sched_getaffinity(0))
 info["argv"] = sys.argv
 info["main"] = __name__

@@ -10,6 +10,7 @@ from parity_helpers import both, check
 import disttorch as dt
 from disttorch import nn
 from disttorch.autograd import gradcheck, gradgradcheck
+from disttorch.kernels.vec_exp import compiled_exp
 from disttorch.nn import functional as F
 
 
@@ -76,6 +77,37 @@ def test_gelu_float32_value_and_gradient_across_blocks():
     np.testing.assert_allclose(x.grad.numpy(), slope, atol=4e-7, rtol=2e-7)
     with dt.no_grad():
         assert np.array_equal(values(F.gelu(x)), values(out))
+
+
+@pytest.mark.parametrize(
+    ("name", "alpha", "scale", "kwargs"),
+    [
+        ("elu", 1.0, 1.0, {}),
+        ("selu", 1.6732632423543772, 1.0507009873554805, {}),
+        ("celu", 1.3, 1.0, {"alpha": 1.3}),
+    ],
+)
+def test_elu_family_values_and_gradient_far_below_zero_are_pytorchs(name, alpha, scale, kwargs):
+    """It was ``g * (expm1(x) + alpha)``: zero or digits off below -15 (CELU's, composed of
+    ELU, some 20 units off); PyTorch's is ``g * input_scale * alpha * scale * exp(x *
+    input_scale)``, with SLEEF's ``exp`` on float32 (within 2 units here); the forward's
+    ``expm1`` is SLEEF's too (NumPy's was up to 3 units off)."""
+    xs = np.concatenate([np.linspace(-20.0, 2.0, 1021), [0.0, -0.0, -1e-30]]).astype(np.float32)
+    x = dt.tensor(xs, requires_grad=True)
+    out = getattr(F, name)(x, **kwargs)
+    out.sum().backward()
+    wide = xs.astype(np.float64) / (alpha if name == "celu" else 1.0)
+    exact = np.where(xs > 0, scale, (1.0 if name != "celu" else 1 / alpha) * alpha * scale * np.exp(wide))
+    np.testing.assert_allclose(x.grad.numpy(), exact, rtol=2e-6, atol=0)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(xs, requires_grad=True)
+    ref = getattr(torch.nn.functional, name)(t, **kwargs)
+    ref.sum().backward()
+    np.testing.assert_array_max_ulp(x.grad.numpy(), t.grad.numpy(), maxulp=2)
+    # forward: SLEEF's expm1 on whole 32-element blocks (1024 here), as PyTorch's kernel
+    np.testing.assert_array_max_ulp(
+        out.detach().numpy(), ref.detach().numpy(), maxulp=0 if compiled_exp() else 3
+    )
 
 
 @pytest.mark.parametrize(

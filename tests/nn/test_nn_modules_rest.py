@@ -362,6 +362,49 @@ def test_errors_name_what_is_wrong():
         nn.InstanceNorm2d(3)(dt.randn(3, 4))
 
 
+_FRACTIONAL_CASES = [
+    {"output_ratio": 0.5},
+    {"output_ratio": (0.5, 0.5)},
+    {"output_ratio": (0.5,)},
+    {"output_ratio": (0.5, 0.5, 0.5, 0.5)},
+    {"output_ratio": 1.0},
+    {"output_ratio": (0.5, 1)},
+    {"output_size": (4,)},
+    {"output_size": (4, 4, 4)},
+    {"output_size": 4.0},
+    {"output_size": 7},
+    {"output_size": (6, 8)},
+    {"output_size": 0},
+    {"output_size": -1},
+    {"output_size": 4, "output_ratio": 0.5},
+]
+
+
+@pytest.mark.parity
+def test_fractional_max_pool_arguments_are_checked_as_pytorchs():
+    """``F.fractional_max_pool2d(x, 2, output_ratio=0.5)`` worked (PyTorch's ``len`` of the
+    ratio is a TypeError); sizes, ratios and their errors of both pools and both modules."""
+    torch = pytest.importorskip("torch")
+
+    def outcomes(T) -> list:
+        seen = []
+        for d in (2, 3):
+            x = T.zeros((1, 1) + (8,) * d)
+            for case in _FRACTIONAL_CASES:
+                for pool in (
+                    getattr(T.nn.functional, f"fractional_max_pool{d}d"),
+                    getattr(T.nn, f"FractionalMaxPool{d}d"),
+                ):
+                    try:
+                        out = pool(x, 2, **case) if pool.__name__.islower() else pool(2, **case)(x)
+                        seen.append(tuple(out.shape))
+                    except (TypeError, ValueError, RuntimeError, IndexError) as e:
+                        seen.append((type(e).__name__, str(e)))
+        return seen
+
+    assert outcomes(dt) == outcomes(torch)
+
+
 @pytest.mark.parity
 def test_ctc_gradient_with_respect_to_log_probs_is_pytorchs():
     """PyTorch's CTC gradient w.r.t. log_probs: exp(log_probs) minus the occupancy within each

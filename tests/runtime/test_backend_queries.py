@@ -38,7 +38,7 @@ def test_as_pytorch(torch):
     assert _facts(dt) == _facts(torch)
 
 
-_MISSING_BACKENDS = ("nccl", "NCCL", "xccl", "mpi", "cuda:nccl")
+_MISSING_BACKENDS = ("nccl", "NCCL", "xccl", "mpi", "cuda:nccl", "cpu:gloo,cuda:nccl", "glooo")
 
 
 def _init_errors(L, path) -> list:
@@ -51,16 +51,18 @@ def _init_errors(L, path) -> list:
     return out
 
 
+@pytest.mark.filterwarnings("ignore:Device capability of glooo unknown")  # (checked below)
 def test_gpu_and_mpi_backends_raise_the_cpu_builds_error(tmp_path):
     errors = _init_errors(dt, tmp_path / "store")
-    assert [kind for kind, _ in errors] == [RuntimeError] * len(_MISSING_BACKENDS)
+    assert [kind for kind, _ in errors] == [RuntimeError] * (len(_MISSING_BACKENDS) - 1) + [AssertionError]
     assert errors[0][1] == (
         "Distributed package doesn't have NCCL built in (disttorch runs collectives over ZeroMQ "
         "on CPUs: use backend='gloo' or leave it out)"
     )
     assert not dt.distributed.is_initialized()
-    with pytest.raises(ValueError, match="backend 'glooo' is not available: disttorch runs"):
-        dt.distributed.init_process_group("glooo")
+    with pytest.warns(UserWarning, match="Device capability of glooo unknown"):
+        with pytest.raises(AssertionError, match=r"^Unknown backend type glooo \(disttorch runs"):
+            dt.distributed.init_process_group("glooo")
 
 
 @pytest.mark.parity
@@ -70,3 +72,13 @@ def test_missing_backends_as_pytorch(torch, tmp_path):
     theirs = _init_errors(torch, tmp_path / "theirs")
     for (kind, text), (torch_kind, torch_text) in zip(ours, theirs):
         assert kind is torch_kind and text.startswith(torch_text), (text, torch_text)
+
+
+def test_a_device_backend_list_is_reported_as_written(tmp_path):
+    # "cpu:gloo" was reported as "gloo" with the config "cpu:gloo,cuda:gloo"
+    dist = dt.distributed
+    dist.init_process_group("cpu:gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        assert (dist.get_backend(), dist.get_backend_config()) == ("cpu:gloo", "cpu:gloo")
+    finally:
+        dist.destroy_process_group()

@@ -177,6 +177,27 @@ def test_compiled_outputs_come_from_compiled_function_as_pytorchs(real_torch):
 
 
 @pytest.mark.parity
+def test_a_compiled_node_points_at_the_inputs_nodes_as_pytorchs(real_torch):
+    # its next_functions were the eager graph's last node (MulBackward0), not the inputs'
+    def run(T) -> list:
+        a, b = T.ones(3, requires_grad=True), T.ones(3, requires_grad=True)
+        lin = T.nn.Linear(3, 3)
+        known = {id(a): "a", id(b): "b", id(lin.weight): "W", id(lin.bias): "bias"}
+
+        def inputs(out) -> list:
+            return [
+                known.get(id(getattr(n, "variable", None)), n.name()) for n, _ in out.grad_fn.next_functions
+            ]
+
+        seen = [inputs(T.compile(lambda x, y: y * 2 + x, backend="aot_eager")(a, b))]
+        seen.append(inputs(T.compile(lin, backend="aot_eager")(a)))  # the module's parameters first
+        seen.append(inputs(T.compile(lambda x: lin(x * 2) + b, backend="aot_eager")(a)))
+        return seen + [inputs(T.compile(lambda x: x.sin(), backend="aot_eager")(a * 1))]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
 def test_a_stance_holds_on_every_thread_as_pytorchs(real_torch):
     # it was the setting thread's own: a compiled call on another thread still compiled
     def run(T) -> list:
@@ -227,6 +248,36 @@ def test_compiled_views_of_outputs_keep_their_own_nodes_as_pytorchs(real_torch):
         return [names, chain, x.grad.tolist()]
 
     assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_dynamo_optimize_run_and_compile_times_as_pytorchs(real_torch):
+    # none of them existed
+    def run(T) -> list:
+        def double(x):
+            return x * 2
+
+        x = T.ones(2, requires_grad=True)
+        optimized = T._dynamo.optimize("eager")(double)
+        facts = [type(T._dynamo.optimize("eager")).__name__, optimized(x).grad_fn.name()]
+        facts.append(type(T._dynamo.optimize("eager")(T.nn.Linear(1, 1))).__name__)
+        facts.append(T._dynamo.optimize("eager", disable=True)(double) is double)
+        for make in (lambda: T._dynamo.optimize("eager"), lambda: T._dynamo.optimize("nope")):
+            try:
+                with make():
+                    pass
+            except RuntimeError as e:
+                facts.append((type(e).__name__, str(e)))
+
+        def triple(x):  # (never compiled: PyTorch's run() would run the code compiled before)
+            return x * 3
+
+        ran = T._dynamo.run(triple)
+        facts += [type(T._dynamo.run()).__name__, ran(x).grad_fn.name(), ran.__wrapped__ is triple]
+        return facts + [T._dynamo.utils.compile_times(repr="x")]
+
+    assert run(disttorch) == run(real_torch)
+    assert disttorch._dynamo.utils.compile_times("csv") == ([], [])  # (nothing compiles here)
 
 
 @pytest.mark.parity

@@ -5,7 +5,8 @@ worker processes from Python, as ``torchrun`` runs a script (accelerate's
 ``elastic_launch(config, entrypoint)(*args)`` starts ``config.nproc_per_node`` workers with
 ``config.start_method``, each with the environment ``torchrun`` gives its workers (``RANK``,
 ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``/``MASTER_PORT`` from ``rdzv_endpoint``, or a free
-local port, ``TORCHELASTIC_*``) and the job's secret (``DISTTORCH_JOB_SECRET``: the caller's,
+local port, ``TORCHELASTIC_*``, ``TORCHELASTIC_ERROR_FILE`` a fresh path per rank and attempt
+under a temporary folder, removed after a success) and the job's secret (``DISTTORCH_JOB_SECRET``: the caller's,
 else a fresh one that only this node's workers know), so that ``init_process_group()`` in
 the workers needs no arguments. It waits for all of them and returns their return values by
 local rank. When one fails, the others are stopped and, up to ``max_restarts`` times, all are
@@ -18,11 +19,14 @@ and ``DISTTORCH_JOB_SECRET`` on every node; node counts that may change are refu
 from __future__ import annotations
 
 import dataclasses
+import json
 import multiprocessing
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import uuid
@@ -111,13 +115,16 @@ def launch_agent(
     name = (
         entrypoint if isinstance(entrypoint, str) else getattr(entrypoint, "__qualname__", repr(entrypoint))
     )
+    log_dir = tempfile.mkdtemp(prefix="torchelastic_")  # the workers' error files, as PyTorch's
     for restart in range(config.max_restarts + 1):
+        files = [_error_file(log_dir, restart, local) for local in range(config.nproc_per_node)]
         envs = [
-            _worker_env(config, run_id, node_rank, local, host, port, secret, restart)
+            _worker_env(config, run_id, node_rank, local, host, port, secret, restart, files[local])
             for local in range(config.nproc_per_node)
         ]
         results, failures = _run_workers(config, entrypoint, args, envs)
         if not failures:
+            shutil.rmtree(log_dir, ignore_errors=True)
             return results
     raise ChildFailedError(
         name, {node_rank * config.nproc_per_node + local: f for local, f in failures.items()}
@@ -136,8 +143,24 @@ def _endpoint(endpoint: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _error_file(log_dir: str, restart: int, local: int) -> str:
+    """Where local rank ``local`` may record its error (``TORCHELASTIC_ERROR_FILE``, which
+    ``@record`` writes): ``attempt_<restart>/<local>/error.json``, its directory made."""
+    folder = os.path.join(log_dir, f"attempt_{restart}", str(local))
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "error.json")
+
+
 def _worker_env(
-    config: LaunchConfig, run_id: str, node: int, local: int, host: str, port: int, secret: str, restart: int
+    config: LaunchConfig,
+    run_id: str,
+    node: int,
+    local: int,
+    host: str,
+    port: int,
+    secret: str,
+    restart: int,
+    error_file: str,
 ) -> dict[str, str]:
     per_node, nodes = config.nproc_per_node, config.max_nodes
     rank = node * per_node + local
@@ -157,6 +180,7 @@ def _worker_env(
         "TORCHELASTIC_RESTART_COUNT": str(restart),
         "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
         "TORCHELASTIC_USE_AGENT_STORE": "False",
+        "TORCHELASTIC_ERROR_FILE": error_file,
         "DISTTORCH_RUN_ID": run_id,  # (no agent store here: rank 0 hosts the job's store on MASTER_PORT)
         ENV_SECRET: secret,
     }
@@ -203,10 +227,10 @@ def _run_workers(
                     results[local] = value
                 else:
                     p.join()
-                    failures[local] = _failure(local, p.pid, p.exitcode, value)
+                    failures[local] = _failure(local, p.pid, p.exitcode, value, envs[local])
                     break
             elif not p.is_alive():
-                failures[local] = _failure(local, p.pid, p.exitcode, None)
+                failures[local] = _failure(local, p.pid, p.exitcode, None, envs[local])
                 break
             else:
                 continue
@@ -235,7 +259,7 @@ def _run_programs(config: LaunchConfig, program: str, args: list, envs: list) ->
             if code is not None:
                 pending.discard(local)
                 if code != 0:
-                    failures[local] = _failure(local, procs[local].pid, code, None)
+                    failures[local] = _failure(local, procs[local].pid, code, None, envs[local])
         time.sleep(config.monitor_interval)
     for p in procs:
         if p.poll() is None:
@@ -248,10 +272,27 @@ def _run_programs(config: LaunchConfig, program: str, args: list, envs: list) ->
     return ({} if failures else dict.fromkeys(range(len(procs)))), failures
 
 
-def _failure(local: int, pid: int, exitcode: int | None, trace: str | None) -> ProcessFailure:
+def _failure(local: int, pid: int, exitcode: int | None, trace: str | None, env: dict) -> ProcessFailure:
+    """The failure of local rank ``local``: its traceback sent back, else the one ``@record``
+    wrote to its error file (a program's), else its exit code."""
+    path = env["TORCHELASTIC_ERROR_FILE"]
+    recorded = _recorded(path)
     return ProcessFailure(
         local_rank=local,
         pid=pid,
         exitcode=1 if exitcode is None else exitcode,
-        message=trace or f"the worker exited with code {exitcode}",
+        error_file=path if recorded is not None else "<N/A>",
+        message=trace or recorded or f"the worker exited with code {exitcode}",
     )
+
+
+def _recorded(path: str) -> str | None:
+    """The traceback (or message) of PyTorch's error record at ``path``, if there is one."""
+    try:
+        with open(path) as f:
+            message = json.load(f)["message"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(message, dict):
+        return message.get("extraInfo", {}).get("py_callstack") or message.get("message")
+    return str(message)

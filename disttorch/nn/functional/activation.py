@@ -26,7 +26,7 @@ from ...autograd.grad_mode import recording
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
-from ...kernels.vec_exp import compiled_exp, one_plus_exp_neg
+from ...kernels.vec_exp import compiled_exp, loop_exp, loop_expm1, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -132,33 +132,62 @@ class LeakyRelu(Function):
 
 
 class Elu(Function):
-    """``scale * (x if x > 0 else alpha * (exp(x) - 1))`` (ELU; SELU with its constants)."""
+    """``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))`` as PyTorch's kernel
+    computes it: ``x * scale``, or ``expm1(x * input_scale) * (alpha * scale)`` (ELU; SELU
+    and CELU with their constants), in float32 for float16/bfloat16. ``grad_input_scale``:
+    the ``input_scale`` of the derivative where it differs (CELU's is ``1 / float32(alpha)``,
+    as PyTorch's derivative formula rounds alpha to float)."""
 
     _raw = True
 
     @staticmethod
-    def forward(ctx, x, alpha, scale):
+    def forward(ctx, x, alpha, scale, input_scale=1.0, grad_input_scale=None):
         a = float_input(x, "elu_cpu")
         pos = elementwise(np.greater, a, 0)
-        neg = elementwise(lambda v: alpha * np.expm1(np.copysign(np.minimum(v, 0), v)), a)  # -0.0 stays
+        wide = np.dtype(np.float32) if is_low(a.dtype) else a.dtype
+        one = wide.type
+
+        def value(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+            w = v.astype(wide, copy=False)
+            arg = np.copysign(np.minimum(w, 0), w) * one(input_scale)  # -0.0 stays
+            neg = loop_expm1(arg) if wide == np.float32 else np.expm1(arg)
+            neg *= one(alpha) * one(scale)
+            return np.where(p, w * one(scale) if scale != 1 else w, neg).astype(v.dtype, copy=False)
+
         ctx.save_for_backward(x)
-        ctx.pos, ctx.neg, ctx.alpha, ctx.scale = pos, neg, alpha, scale
-        if scale == 1:
-            return elementwise(np.where, pos, a, neg)
-        return elementwise(lambda p, v, n: np.where(p, v, n) * v.dtype.type(scale), pos, a, neg)
+        ctx.pos, ctx.alpha, ctx.scale = pos, alpha, scale
+        ctx.input_scale = input_scale if grad_input_scale is None else grad_input_scale
+        return elementwise(value, pos, a)
 
     @staticmethod
     def backward(ctx, g):
+        (x,) = ctx._checked_saved()
+        alpha, scale, input_scale = ctx.alpha, ctx.scale, ctx.input_scale
         if recording():
-            (x,) = ctx._checked_saved()
-            return g * (_ew.where(x > 0, 1.0, _ew.exp(x) * ctx.alpha) * ctx.scale), None, None
-        alpha, scale = ctx.alpha, ctx.scale
+            slope = _ew.exp(x * input_scale) * (alpha * input_scale)
+            return g * (_ew.where(x > 0, 1.0, slope) * scale), None, None, None, None
+        return _elu_grad(g._data, x._data, ctx.pos, alpha, scale, input_scale), None, None, None, None
 
-        def local(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-            slope = np.where(pos, 1, neg + alpha)
-            return slope * scale if scale != 1 else slope
 
-        return _times(g, local, ctx.pos, ctx.neg), None, None
+def _elu_grad(
+    g: np.ndarray, x: np.ndarray, pos: np.ndarray, alpha: float, scale: float, input_scale: float
+) -> Tensor:
+    """ELU's input gradient as PyTorch's kernel computes it: ``g * scale`` where ``x > 0``,
+    else ``g * input_scale * (alpha * scale) * exp(x * input_scale)`` in that order (from
+    ``exp``, not from the output's ``expm1``, which loses every digit below -15), in float32
+    for float16/bfloat16."""
+    dt = g.dtype
+    wide = np.dtype(np.float32) if is_low(dt) else dt
+    one = wide.type
+
+    def grad(gg: np.ndarray, xx: np.ndarray, p: np.ndarray) -> np.ndarray:
+        gg, xx = gg.astype(wide, copy=False), xx.astype(wide, copy=False)
+        arg = xx * one(input_scale) if input_scale != 1 else xx
+        e = loop_exp(arg) if wide == np.float32 else np.exp(arg)
+        neg = np.multiply(gg * one(input_scale) * (one(alpha) * one(scale)), e, out=e)
+        return np.where(p, gg * one(scale), neg).astype(dt, copy=False)
+
+    return Tensor._make(elementwise(grad, g, x, pos))
 
 
 class Gelu(Function):

@@ -22,7 +22,7 @@ from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
 from ...ops.inplace import relu_
 from ...ops.tensor_attributes import hardshrink as _hardshrink
-from .activation import elu, elu_, fused, hardtanh_, in_place, leaky_relu, leaky_relu_, selu_, softmax
+from .activation import Elu, elu_, fused, hardtanh_, in_place, leaky_relu, leaky_relu_, selu_, softmax
 
 __all__ = [
     "celu",
@@ -50,10 +50,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
 
     @fused("CeluBackward0")
-    def fn(t: Tensor) -> Tensor:
-        if alpha < 0:  # PyTorch's kernel picks the branch by the sign of x, not of x / alpha
-            return _ew.where(t > 0, t, (t / alpha).expm1() * alpha)
-        return elu(t / alpha) * alpha if alpha != 1 else elu(t)
+    def fn(t: Tensor) -> Tensor:  # PyTorch's: ELU's kernel with input_scale 1 / alpha
+        return Elu.apply(t, alpha, 1.0, 1.0 / alpha, 1.0 / float(np.float32(alpha)))
 
     return in_place(fn, "CeluBackward1", True)(input) if inplace else fn(input)
 

@@ -4,10 +4,12 @@ window starts, Graham 2014), composed from differentiable tensor ops over index 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from ..._creation import _is_index
 from ..._random import _gen, _uniform_array
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
@@ -146,12 +148,58 @@ def max_unpool3d(
 
 def _fractional_starts(size: int, k: int, out: int, u: np.ndarray) -> np.ndarray:
     """Window starts (``u.shape + (out,)``) from samples ``u`` in [0, 1), as PyTorch."""
-    if out == 1:
-        return np.full(u.shape + (1,), size - k, dtype=np.int64)
+    if out <= 1:
+        return np.full(u.shape + (out,), size - k, dtype=np.int64)
     alpha = (size - k) / (out - 1)
     i = np.arange(out - 1)
     starts = (np.floor((i + u[..., None]) * alpha) - np.floor(u[..., None] * alpha)).astype(np.int64)
     return np.concatenate([starts, np.full(u.shape + (1,), size - k, dtype=np.int64)], axis=-1)
+
+
+def _fractional_ints(value: Any, d: int, what: str, position: int, name: str) -> tuple:
+    """``kernel_size`` or ``output_size`` as PyTorch's ``fractional_max_pool{d}d`` takes it:
+    one int for every dim or exactly ``d`` ints, with its argument parser's and kernel's errors."""
+    if _is_index(value) and not isinstance(value, Tensor):
+        return (int(value),) * d
+    where = f"{name}(): argument '{what}' (position {position}) must be tuple of ints"
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{where}, not {type(value).__name__}")
+    for i, v in enumerate(value):
+        if not _is_index(v):
+            raise TypeError(f"{where}, but found element of type {type(v).__name__} at pos {i}")
+    if len(value) != d:
+        raise RuntimeError(
+            f"{name}: {what} must either be a single Int or tuple of {('Ints', 'three Ints')[d - 2]}"
+        )
+    return tuple(int(v) for v in value)
+
+
+def _ratio_size(d: int, spatial: tuple, output_ratio: Any) -> tuple:
+    """The output size ``output_ratio`` gives, as PyTorch's Python wrappers read it: the 2-d
+    one takes a sequence only (``len`` of a number is a ``TypeError``), the 3-d one a number too."""
+    if d == 2:
+        if len(output_ratio) > 2:
+            raise ValueError(
+                "fractional_max_pool2d requires output_ratio to either be a single Int or tuple of Ints."
+            )
+    ratio = tuple(output_ratio) if isinstance(output_ratio, Iterable) else (output_ratio,) * d
+    if len(ratio) < d:
+        raise IndexError("tuple index out of range")
+    return tuple(int(n * r) for n, r in zip(spatial, ratio))
+
+
+def _check_fractional_size(d: int, shape: tuple, kernel: tuple, out: tuple) -> None:
+    """PyTorch's kernel checks of the output size: windows that fit (the 3-d kernel needs one
+    element to spare), no negative size."""
+    spatial = shape[-d:]
+    names = ("time", "height", "width")[-d:]
+    for n, k, o, what in zip(spatial, kernel, out, names):
+        if o + k - 1 > n - (d == 3):
+            op = "fractional_max_pool3d_out" if d == 3 else "fractional_max_pool2d"
+            raise RuntimeError(f"{op}(): pool {what} {k} too large relative to input {what} {n}")
+    if min(out) < 0:
+        size = list(shape[:-d]) + list(out)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {size}")
 
 
 def _fractional_max_pool(
@@ -166,26 +214,16 @@ def _fractional_max_pool(
     name = f"fractional_max_pool{d}d"
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        output_size = _ratio_size(d, tuple(input.shape[-d:]), output_ratio)
+    out = _fractional_ints(output_size, d, "output_size", 3, name)
+    kernel = _fractional_ints(kernel_size, d, "kernel_size", 2, name)
     if input.ndim not in (d + 1, d + 2):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got: {list(input.shape)}")
     unbatched = input.ndim == d + 1
     x = input.unsqueeze(0) if unbatched else input
-    kernel = _tuple(kernel_size, d, "kernel_size", name)
     spatial = tuple(x.shape[2:])
-    if output_size is None:
-        ratio = (
-            (float(output_ratio),) * d
-            if isinstance(output_ratio, (int, float))
-            else tuple(map(float, output_ratio))
-        )
-        out = tuple(int(n * r) for n, r in zip(spatial, ratio))
-    else:
-        out = _tuple(output_size, d, "output_size", name)
-    for n, k, o in zip(spatial, kernel, out):
-        if o + k - 1 > n:
-            raise RuntimeError(
-                f"{name}(): pool size {k} too large relative to input size {n} for output size {o}"
-            )
+    _check_fractional_size(d, tuple(input.shape), kernel, out)
     n_, c = x.shape[0], x.shape[1]
     if _random_samples is None:
         u = _uniform_array(_gen(None), (n_, c, d), x._data.dtype, 0.0, 1.0)  # PyTorch's torch.rand
@@ -200,7 +238,9 @@ def _fractional_max_pool(
             [1] * (2 + d + i) + [kernel[i]] + [1] * (d - 1 - i)
         )
         flat = flat * spatial[i] + pos
-    flat = np.broadcast_to(flat, (n_, c) + out + kernel).reshape(n_, c, int(np.prod(out)), -1)
+    flat = np.broadcast_to(flat, (n_, c) + out + kernel).reshape(
+        n_, c, int(np.prod(out)), int(np.prod(kernel))
+    )
     windows = x.reshape(n_, c, -1).gather(2, Tensor._make(flat.reshape(n_, c, -1).copy()))
     values, arg = windows.reshape(*flat.shape).max(3)
     values = values.reshape(n_, c, *out)

@@ -10,6 +10,7 @@ from ..._tensor import Tensor
 from ..functional import pooling as P
 from ..functional import pooling_extra as PX
 from .module import Module
+from .utils import _ntuple
 
 __all__ = [
     "MaxPool1d",
@@ -329,25 +330,20 @@ class _FractionalMaxPoolNd(Module):
     ) -> None:
         super().__init__()
         d = self._dims
-        self.kernel_size = P._tuple(kernel_size, d, "kernel_size", type(self).__name__)
+        as_tuple = _ntuple(d)
+        self.kernel_size = as_tuple(kernel_size)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = (
-            P._tuple(output_size, d, "output_size", type(self).__name__) if output_size is not None else None
-        )
-        if output_ratio is not None:
-            ratio = (output_ratio,) * d if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
-            if not all(0 < r < 1 for r in ratio):
-                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
-            self.output_ratio = ratio
-        else:
-            self.output_ratio = None
+        self.output_size = as_tuple(output_size) if output_size is not None else None
+        self.output_ratio = as_tuple(output_ratio) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
             raise ValueError(
                 f"{type(self).__name__} requires specifying either an output size, or a pooling ratio"
             )
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < self.output_ratio[i] < 1 for i in range(d)):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input: Tensor) -> Any:
         return PX._fractional_max_pool(

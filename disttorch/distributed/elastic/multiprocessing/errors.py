@@ -1,13 +1,13 @@
 """``torch.distributed.elastic.multiprocessing.errors``: ``@record`` on a worker's entry point,
 and the failure report of ``torch.distributed.launcher`` (``ChildFailedError``).
 
-In PyTorch, ``@record`` writes an uncaught exception of the decorated function to the error
-file the elastic agent gave the worker, so that ``torchrun`` can name the root cause. A
-worker started by ``disttorch-launch`` already does that for any uncaught exception (its
-bootstrap writes ``DISTTORCH_ERROR_FILE``, see ``disttorch._error_file``, with the line of the
-user's code that raised, and the launcher's summary leads with it), so here ``@record`` only
-keeps PyTorch's other rule: a ``SystemExit`` with code 0 inside the function returns None
-instead of ending the process. Any other exception passes through unchanged.
+``@record`` writes an uncaught exception of the decorated function to ``TORCHELASTIC_ERROR_FILE``
+in PyTorch's JSON form (``{"message": {"message": "ValueError: ...", "extraInfo":
+{"py_callstack": ..., "timestamp": ...}}}``), where ``torchrun`` or ``disttorch-launch`` gave
+the worker that path; the launcher's own report of the exception comes from its bootstrap
+(``DISTTORCH_ERROR_FILE``, see ``disttorch._error_file``) with or without ``@record``. A
+``SystemExit`` with code 0 inside the function returns None instead of ending the process,
+as in PyTorch. Every exception passes through unchanged.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import json
+import os
 import signal
 import socket
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -28,8 +31,9 @@ _R = TypeVar("_R")
 
 def record(fn: Callable[..., _R], error_handler: Any = None) -> Callable[..., _R | None]:
     """Decorate a worker's top-level function (``@record def main(): ...``): it runs as is,
-    its uncaught exceptions reach the launcher's error report, and ``sys.exit(0)`` inside it
-    returns None. ``error_handler`` is accepted for PyTorch's signature and not used."""
+    its uncaught exceptions are written to ``TORCHELASTIC_ERROR_FILE`` when that is set (and
+    reach the launcher's report), and ``sys.exit(0)`` inside it returns None. ``error_handler``
+    is accepted for PyTorch's signature and not used."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> _R | None:
@@ -39,8 +43,27 @@ def record(fn: Callable[..., _R], error_handler: Any = None) -> Callable[..., _R
             if stop.code == 0:
                 return None
             raise
+        except Exception as error:
+            _record_exception(error)
+            raise
 
     return wrapper
+
+
+def _record_exception(error: BaseException) -> None:
+    """Write ``error`` (being handled) to ``TORCHELASTIC_ERROR_FILE`` as PyTorch's
+    ``ErrorHandler.record_exception`` does; nothing when the variable is unset."""
+    path = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    if not path:
+        return
+    data = {
+        "message": {
+            "message": f"{type(error).__name__}: {error}",
+            "extraInfo": {"py_callstack": traceback.format_exc(), "timestamp": str(int(time.time()))},
+        }
+    }
+    with open(path, "w") as f:
+        json.dump(data, f)
 
 
 @dataclasses.dataclass
