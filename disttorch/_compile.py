@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ._compile_errors import InvalidBackend
+
 __all__ = ["check_arguments", "set_stance"]
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -62,8 +64,6 @@ def check_arguments(
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if isinstance(backend, str) and backend not in _BACKENDS:
-        from ._dynamo.exc import InvalidBackend  # (a leaf module; the package imports this one)
-
         raise InvalidBackend(backend)
     if model is not None and not callable(model):
         raise RuntimeError("The torch.compile model argument must be callable")  # noqa: TRY004 (PyTorch raises RuntimeError)
