@@ -17,25 +17,37 @@ __all__ = [
 class TorchDynamoException(RuntimeError):
     """Base of the compiler's errors."""
 
+    __module__ = "disttorch._dynamo.exc"  # where they are published (each subclass says so too)
+
 
 class Unsupported(TorchDynamoException):
     """Code the compiler cannot trace."""
+
+    __module__ = TorchDynamoException.__module__
 
 
 class InternalTorchDynamoError(TorchDynamoException):
     """A bug inside the compiler."""
 
+    __module__ = TorchDynamoException.__module__
+
 
 class TorchRuntimeError(TorchDynamoException):
     """An error raised while running traced code."""
+
+    __module__ = TorchDynamoException.__module__
 
 
 class BackendCompilerFailed(TorchDynamoException):
     """A compiler backend failed."""
 
+    __module__ = TorchDynamoException.__module__
+
 
 class InvalidBackend(TorchDynamoException):
     """A backend name that is not one of ``torch._dynamo.list_backends()``'s."""
+
+    __module__ = TorchDynamoException.__module__
 
     def __init__(self, name: str) -> None:
         super().__init__(

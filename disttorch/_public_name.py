@@ -116,6 +116,8 @@ def publish(module: ModuleType) -> None:
             value.__module__ = public_module(target if getattr(holder, key, None) is value else name)
         elif PYTORCH_HOMES.get(home) == name:
             value.__module__ = public_module(name)
+        elif home.startswith("disttorch.") and home not in sys.modules:  # homed by its own body in a
+            value.__module__ = public_module(home)  # module not loaded yet (the compiler's errors)
     sys.modules.setdefault(public_module(name), module)
     if type(module) is ModuleType:
         module.__class__ = PublishedModule

@@ -19,6 +19,10 @@ PROBE = textwrap.dedent("""
     import pickletools
     import torch
     import torch.nn as nn
+    try:  # the compiler's errors, before torch._dynamo is imported
+        torch.compile(lambda x: x, backend="nosuch")
+    except RuntimeError as error:
+        print(type(error))
     model = nn.Sequential(nn.Linear(2, 3), nn.CELU(), nn.MultiheadAttention(4, 2), nn.CTCLoss())
     opt = torch.optim.Adam(model.parameters())
     sched = torch.optim.lr_scheduler.StepLR(opt, 1)
