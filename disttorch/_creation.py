@@ -12,6 +12,7 @@ import numpy as np
 from . import _dtype, _memory_format, _native_warnings
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
+from ._ndarray_sequences import warn_if_holds_ndarrays
 from ._tensor import Size, Tensor, _as_meta, _wants_meta
 
 __all__ = [
@@ -158,7 +159,7 @@ def tensor(
     if isinstance(data, Tensor):
         _warn_copy_construct("torch.tensor(sourceTensor)")
     meta = _wants_meta(device)
-    data = _from_data(data)
+    given, data = data, _from_data(data)
     if dtype in _dtype.OWN_CONVERSION:
         t = Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
     else:
@@ -170,6 +171,7 @@ def tensor(
                 if np_dt.kind not in "iu":
                     raise
                 t = Tensor._make(_checked_integers(data, np_dt))
+    warn_if_holds_ndarrays(given, t._data.size)
     if meta:
         t._data = _placed(t._data, True)
     if requires_grad:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype, _native_warnings
+from ._ndarray_sequences import warn_if_holds_ndarrays
 from ._no_device import HINT
 from ._tensor import Size, Tensor
 
@@ -82,7 +83,9 @@ class tensortype(type):
         data = args[0]
         if not isinstance(data, (list, tuple, np.ndarray)):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-        return Tensor._make(np.array(data, dtype=np_dt))
+        arr = np.array(data, dtype=np_dt)
+        warn_if_holds_ndarrays(data, arr.size)
+        return Tensor._make(arr)
 
 
 def _make(name: str, dt: _dtype.dtype, module: str, is_cuda: bool) -> tensortype:

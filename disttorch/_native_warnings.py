@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["quiet_numpy_float_errors", "warn"]
+__all__ = ["quiet_numpy_float_errors", "warn", "warned"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _warned_once: set[str] = set()
@@ -28,6 +28,11 @@ def warn(message: str, category: type[Warning] = UserWarning, *, once: bool = Fa
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def warned(message: str) -> bool:
+    """Whether ``message`` was already raised with ``once=True`` (a caller can skip its check)."""
+    return message in _warned_once
 
 
 def quiet_numpy_float_errors() -> None:

@@ -24,6 +24,7 @@ from ._dtype import dtype as _dtype_cls
 from ._grad_flag import grad_enabled
 from ._inference import INFERENCE
 from ._meta_array import MetaArray
+from ._ndarray_sequences import warn_if_holds_ndarrays
 from ._public_name import is_disttorch_class, package_name
 from ._repr import tensor_repr
 from .utils.hooks import RemovableHandle
@@ -175,6 +176,7 @@ class Tensor(metaclass=_TensorMeta):
             arr = np.empty(tuple(args[0]), dtype=default)
         elif len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             arr = np.array(args[0], dtype=default)
+            warn_if_holds_ndarrays(args[0], arr.size)
         else:
             arr = np.empty(tuple(int(a) for a in args) if args else (0,), dtype=default)
         self = object.__new__(cls)

@@ -41,6 +41,7 @@ from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
 from ..kernels.lerp import lerp as lerp_kernel
+from ..kernels.power import general_power
 from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.tanh_grad import one_minus_square, tanh_grad
@@ -355,7 +356,7 @@ class Pow(Function):
         out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
         if out is None:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                out = binary(np.power, a, b)
+                out = binary(general_power, a, b)
         if isinstance(b, Tensor) and out.dtype.kind == "c":
             # PyTorch's complex kernel computes exp(b * log(a)): 0 ** 0 is 0 * -inf, NaN
             zero = np.broadcast_to((np.asarray(xa) == 0) & (xb == 0), out.shape)

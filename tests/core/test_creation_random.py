@@ -84,6 +84,30 @@ def test_native_once_warnings_come_once(monkeypatch):
     assert texts[1].startswith("Using torch.cross without specifying the dim arg is deprecated.")
 
 
+def test_sequence_of_ndarrays_warns_once(monkeypatch):
+    """A list holding NumPy arrays (at any depth; not tensors, not NumPy scalars, not an empty
+    result) warns once per process through every constructor, as PyTorch's tensor_new."""
+    from disttorch import _native_warnings
+
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    a = np.zeros(3, dtype=np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.tensor([torch.zeros(3)]), torch.tensor([np.float32(1)]), torch.tensor([a[:0]])
+        assert not caught
+        t = torch.tensor([[1.0, 2.0, 3.0], a])
+        torch.FloatTensor([a]), torch.Tensor((a,)), torch.zeros(1).new_tensor([a])
+    assert t.tolist() == [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]
+    assert len(caught) == 1 and os.path.basename(caught[0].filename) == "test_creation_random.py"
+    assert str(caught[0].message).startswith(
+        "Creating a tensor from a list of numpy.ndarrays is extremely slow."
+    )
+    for make in (torch.FloatTensor, torch.Tensor, torch.as_tensor):
+        monkeypatch.setattr(_native_warnings, "_warned_once", set())
+        with pytest.warns(UserWarning, match="list of numpy.ndarrays"):
+            make([[a]])
+
+
 # ---------------------------------------------------------------------- filled
 def test_zeros_ones_full_empty_and_like():
     assert torch.zeros(2, 3).tolist() == [[0.0] * 3] * 2

@@ -35,9 +35,29 @@ def test_low_precision_input_float32_parameters(name, args, shape, low):
     assert m(x).dtype == dt
 
 
-def test_float64_input_with_float32_weight_still_raises():
-    with pytest.raises(RuntimeError, match="expected scalar type"):
-        nn.LayerNorm(4)(disttorch.randn(2, 4, dtype=disttorch.float64))
+def test_other_dtype_mixes_raise_pytorchs_messages():
+    """The first parameter given decides: unlike the input's dtype, the call is "mixed" and
+    takes only float32 parameters with a float16/bfloat16 input; like it, every parameter must
+    share the input's dtype."""
+    f = disttorch.nn.functional
+    x32, x64 = disttorch.randn(2, 4), disttorch.randn(2, 4, dtype=disttorch.float64)
+    w32, w64 = disttorch.ones(4), disttorch.ones(4, dtype=disttorch.float64)
+    with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): all inputs must share same datatype\.$"):
+        nn.LayerNorm(4)(x64)
+    with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): all inputs must share same datatype\.$"):
+        f.group_norm(x64, 2, w32, w32)
+    for call in (
+        lambda: f.layer_norm(x32, (4,), w64, w64),
+        lambda: f.layer_norm(x32, (4,), None, w64),
+        lambda: f.group_norm(x32.half(), 2, w64, w64),
+        lambda: f.batch_norm(x64, w64 * 0, w64, w32, w32),  # float64 running statistics
+    ):
+        with pytest.raises(
+            RuntimeError, match=r"^mixed dtype \(CPU\): expect parameter to have scalar type of Float$"
+        ):
+            call()
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Double"):
+        f.batch_norm(x32, None, None, w32, w64, training=True)
 
 
 def test_autocast_conv_into_batchnorm():

@@ -356,6 +356,20 @@ def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:
     return dts == {np.dtype(np.float32)}
 
 
+def _check_param_dtypes(x: np.ndarray, *params: tuple[Tensor | None, str]) -> None:
+    """PyTorch's CPU normalisation dtype checks: when the first parameter given differs from
+    the input's dtype the call is "mixed" (every parameter must be float32 and the input
+    float16/bfloat16, a mix :func:`_mixed_precision` takes first); otherwise each parameter
+    must share the input's dtype."""
+    given = [(t._data, what) for t, what in params if t is not None]
+    if given and given[0][0].dtype != x.dtype:
+        if any(t.dtype != np.float32 for t, _ in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    for t, what in given:
+        check_same_dtype(x, t, what)
+
+
 def _check_channel_vector(t: Tensor | None, c: int, what: str) -> None:
     if t is not None and t._data.size != c:
         raise RuntimeError(f"{what} should contain {c} elements not {t._data.size}")
@@ -404,9 +418,9 @@ def batch_norm(
         (bias, "bias"),
     ):
         _check_channel_vector(t, c, what)
-    for t, what in ((weight, "weight"), (bias, "bias")):
-        if t is not None:
-            check_same_dtype(x, t._data, what)
+    _check_param_dtypes(
+        x, (weight, "weight"), (bias, "bias"), (running_mean, "running_mean"), (running_var, "running_var")
+    )
     if training:
         if x.size == 0:  # an empty batch: an empty result, the running statistics untouched
             shape = (1, c) + (1,) * (x.ndim - 2)
@@ -574,9 +588,9 @@ def layer_norm(
             f"[*, {', '.join(map(str, shape))}], but got input of size"
             f"{list(x.shape)}"
         )
+    _check_param_dtypes(x, (weight, "weight"), (bias, "bias"))
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None:
-            check_same_dtype(x, t._data, what)
             if tuple(t._data.shape) != tuple(shape):
                 raise RuntimeError(
                     f"Expected {what} to be of same shape as normalized_shape, "
@@ -671,10 +685,9 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, "
             f"but got input of shape {list(x.shape)} and num_groups={num_groups}"
         )
+    _check_param_dtypes(x, (weight, "weight"), (bias, "bias"))
     for t, what in ((weight, "weight"), (bias, "bias")):
-        if t is not None:
-            check_same_dtype(x, t._data, what)
-            _check_channel_vector(t, x.shape[1], what)
+        _check_channel_vector(t, x.shape[1], what)
     low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None  # bfloat16, float16
     return GroupNormFn.apply(input, weight, bias, num_groups, eps, low)
 

@@ -1,0 +1,41 @@
+"""PyTorch's warning for a tensor built from a (nested) sequence holding NumPy arrays.
+
+PyTorch copies such a sequence element by element and warns once per process that stacking
+the arrays with ``numpy.array()`` first is faster; an empty result (no element stored) does
+not warn. A sequence of tensors or NumPy scalars does not warn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _native_warnings
+
+__all__ = ["warn_if_holds_ndarrays"]
+
+_MESSAGE = (
+    "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+    "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
+    "tensor. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)"
+)
+
+
+def warn_if_holds_ndarrays(data: Any, numel: int) -> None:
+    """Warn (once) when the list or tuple ``data``, made into ``numel`` elements, holds an array."""
+    if (
+        numel == 0
+        or _native_warnings.warned(_MESSAGE)
+        or not isinstance(data, (list, tuple))
+        or not _holds_ndarray(data)
+    ):
+        return
+    _native_warnings.warn(_MESSAGE, once=True)
+
+
+def _holds_ndarray(seq: list | tuple) -> bool:
+    types = set(map(type, seq))
+    if any(issubclass(tp, np.ndarray) for tp in types):
+        return True
+    return any(_holds_ndarray(x) for x in seq if isinstance(x, (list, tuple)))
