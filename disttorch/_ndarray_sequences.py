@@ -34,8 +34,13 @@ def warn_if_holds_ndarrays(data: Any, numel: int) -> None:
     _native_warnings.warn(_MESSAGE, once=True)
 
 
+_NUMBERS = frozenset((bool, int, float, complex))
+
+
 def _holds_ndarray(seq: list | tuple) -> bool:
     types = set(map(type, seq))
+    if types <= _NUMBERS:  # (a row of Python numbers: the common case, answered at once)
+        return False
     if any(issubclass(tp, np.ndarray) for tp in types):
         return True
     return any(_holds_ndarray(x) for x in seq if isinstance(x, (list, tuple)))
