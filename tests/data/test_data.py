@@ -356,3 +356,33 @@ def test_sampler_and_ddp_before_init_process_group_as_pytorch(torch):
         _before_init_process_group(dt), _before_init_process_group(torch)
     ):
         assert kind is torch_kind and text.startswith(torch_text), (text, torch_text)
+
+
+class _DyingWorker:
+    """A worker process as the loader sees it, alive until ``dies_at`` (then killed)."""
+
+    def __init__(self, dies_at: float) -> None:
+        self.dies_at, self.pid = dies_at, 4242
+
+    def is_alive(self) -> bool:
+        import time
+
+        return time.monotonic() < self.dies_at
+
+    @property
+    def exitcode(self):
+        return None if self.is_alive() else -9
+
+
+def test_a_result_broken_off_waits_for_its_senders_death_to_be_visible():
+    """A killed worker's connection resets a moment before it can be waited for: the loader
+    raised the bare ConnectionResetError instead of naming the killed worker (seen in CI)."""
+    import time
+
+    import disttorch.utils.data.dataloader as loader
+
+    workers = [_DyingWorker(float("inf")), _DyingWorker(time.monotonic() + 0.05)]
+    loader._check_workers(workers)  # both still alive: nothing to name yet
+    loader._await_a_death(workers, 5.0)
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid 4242\) is killed by signal: Killed\."):
+        loader._check_workers(workers)

@@ -41,6 +41,8 @@ _T = TypeVar("_T")
 #: How often the main process looks for dead workers while it waits for a batch (PyTorch
 #: learns of them from SIGCHLD at once).
 _WORKER_CHECK_S = 0.1
+#: How long a result broken off mid-read waits for its sender's death to be visible.
+_DEATH_VISIBLE_S = 1.0
 #: How long ending an iterator waits for each worker to leave before killing it, and how
 #: long after a worker died (it may have died holding the result queue's lock, which the
 #: others then wait for as they flush their last results on exit).
@@ -68,6 +70,15 @@ def _fetch_iter(it: Iterator, n: int | None, collate: Callable, drop_last: bool)
     if not batch or (drop_last and len(batch) < n):
         return None
     return collate(batch)
+
+
+def _await_a_death(workers: list, seconds: float) -> None:
+    """After a result broke off mid-read (its connection reset): give its sender's death up to
+    ``seconds`` to become visible. A killed process's sockets close while it exits, a moment
+    before it can be waited for, and :func:`_check_workers` only sees a process that can."""
+    deadline = time.monotonic() + seconds
+    while all(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def _check_workers(workers: list) -> None:
@@ -495,6 +506,7 @@ class DataLoader(Generic[T_co]):
                         raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds") from None
                     continue
                 except Exception:  # a result broken off by its sender's death: name the death
+                    _await_a_death(workers, _DEATH_VISIBLE_S)
                     _check_workers(workers)
                     raise
                 if isinstance(data, WorkerError):
