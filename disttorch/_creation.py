@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtype, _memory_format, _native_warnings
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
-from ._ndarray_sequences import warn_if_holds_ndarrays
+from ._ndarray_sequences import holds, warn_if_holds_ndarrays
 from ._tensor import Size, Tensor, _as_meta, _wants_meta
 
 __all__ = [
@@ -38,7 +38,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     complex numbers -> the default float dtype's complex type."""
     if isinstance(data, (np.ndarray, np.generic)):  # NumPy data keeps its dtype
         return _dtype.from_numpy(data.dtype).numpy
-    if isinstance(data, (list, tuple)) and _holds_numpy(data):
+    if isinstance(data, (list, tuple)) and holds(data, (np.ndarray, np.generic)):
         held = _held_dtypes(data, {})
         if held is not None:  # NumPy scalars or arrays inside: every element's dtype, promoted
             out = None
@@ -73,18 +73,6 @@ def _first_odd(data: Any) -> Any:
         if not isinstance(odd, (bool, int, float, complex, np.generic, np.ndarray, Tensor)):
             return odd
     return data
-
-
-def _holds_numpy(seq: Any) -> bool:
-    """Whether the nested sequence ``seq`` holds a NumPy scalar or array (a list of Python
-    numbers answers at one look at its element types)."""
-    types = set(map(type, seq))
-    if types <= _PYTHON_NUMBER_DTYPES.keys():
-        return False
-    return any(
-        isinstance(x, (np.ndarray, np.generic)) or (isinstance(x, (list, tuple)) and _holds_numpy(x))
-        for x in seq
-    )
 
 
 def _held_dtypes(seq: Any, out: dict) -> dict | None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _native_warnings
 
-__all__ = ["warn_if_holds_ndarrays"]
+__all__ = ["holds", "warn_if_holds_ndarrays"]
 
 _MESSAGE = (
     "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
@@ -28,7 +28,7 @@ def warn_if_holds_ndarrays(data: Any, numel: int) -> None:
         numel == 0
         or _native_warnings.warned(_MESSAGE)
         or not isinstance(data, (list, tuple))
-        or not _holds_ndarray(data)
+        or not holds(data, (np.ndarray,))
     ):
         return
     _native_warnings.warn(_MESSAGE, once=True)
@@ -37,10 +37,13 @@ def warn_if_holds_ndarrays(data: Any, numel: int) -> None:
 _NUMBERS = frozenset((bool, int, float, complex))
 
 
-def _holds_ndarray(seq: list | tuple) -> bool:
+def holds(seq: list | tuple, kinds: tuple) -> bool:
+    """Whether the nested sequence ``seq`` holds an element of ``kinds`` (NumPy arrays, or
+    arrays and scalars); a row of Python numbers, the common case, answers at one look at
+    its element types."""
     types = set(map(type, seq))
-    if types <= _NUMBERS:  # (a row of Python numbers: the common case, answered at once)
+    if types <= _NUMBERS:
         return False
-    if any(issubclass(tp, np.ndarray) for tp in types):
+    if any(issubclass(tp, kinds) for tp in types):
         return True
-    return any(_holds_ndarray(x) for x in seq if isinstance(x, (list, tuple)))
+    return any(holds(x, kinds) for x in seq if isinstance(x, (list, tuple)))
