@@ -11,14 +11,16 @@ has nothing to clear."""
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from . import _compile
 from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
-from .autograd.function import AccumulateGrad, Function, _seq, named_node
+from .autograd.function import AccumulateGrad, Function, _observers, _seq, named_node
 from .nn.modules.module import Module
+from .nn.parameter import Parameter
 from .utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = [
@@ -88,12 +90,13 @@ class CompiledFunction(Function):
         return grads
 
 
-def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, params: Any = ()) -> Any:
+def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple = ()) -> Any:
     """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
     ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input, parameter
     or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
     view of another output is a view of that output's new tensor. The node's
-    ``next_functions`` are the call's inputs' nodes (``params``: a compiled module's, first)."""
+    ``next_functions`` are the call's inputs' nodes, ``(None, 0)`` for an input or parameter
+    that needs no grad (``held``: a compiled module's parameters and buffers)."""
     outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
     if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
         with _compiled_region():
@@ -101,13 +104,17 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, params: An
     before, _state.views = _state.views, {}  # (filled by ``autograd.function.log_view``)
     start = next(_seq)
     views = _state.views
+    explicit = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)]
+    # (a module's buffers are not watched: an unused one would keep every op observed)
+    params = [t for t in held if isinstance(t, Parameter)]
+    uses = _FirstUses([t for t in (*params, *explicit) if not t.requires_grad], start)
     try:
-        with _compiled_region():
+        with _compiled_region(), uses:
             out = fn(*args, **kwargs)
     finally:
         _state.views = before  # (a compiled call inside a disabled one: the outer call's log)
     leaves, spec = tree_flatten(out)
-    inputs = {id(_root(t)) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+    inputs = {id(_root(t)) for t in explicit}
     made = {
         id(v): v
         for v in leaves
@@ -117,16 +124,51 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, params: An
     if not through:
         return out
     new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
-    new[id(through[0])].grad_fn._shown_edges = _input_edges(through, start, params)
+    held_ids = {id(t) for t in held}
+    new[id(through[0])].grad_fn._shown_edges = _input_edges(through, start, held_ids, uses.first)
     for v in made.values():
         _remade(v, new, views)
     return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
 
 
-def _input_edges(outputs: list, start: int, params: Any) -> tuple:
+class _FirstUses:
+    """While a compiled call runs on this thread, where the first op using each of the
+    ``watched`` tensors (inputs that need no grad, so the graph does not show their uses)
+    ran: ``first[id] = (sequence number, slot, tensor)``; it stops watching once all are seen."""
+
+    def __init__(self, watched: list[Tensor], start: int) -> None:
+        self.pending = {id(t): t for t in watched}
+        self.first: dict[int, tuple[int, int, Tensor]] = {}
+        self.start, self.thread = start, threading.get_ident()
+
+    def __enter__(self) -> None:
+        if self.pending:
+            _observers.append(self._observe)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._observe in _observers:
+            _observers.remove(self._observe)
+
+    def _observe(self, cls: type, args: tuple, out: Any) -> None:
+        if threading.get_ident() != self.thread:
+            return
+        seq = None
+        for slot, a in enumerate(args):
+            if id(a) in self.pending and a is self.pending[id(a)]:
+                if seq is None:  # (the op's node when it made one, else a place after it)
+                    node = getattr(out[0] if isinstance(out, tuple) else out, "grad_fn", None)
+                    seq = node._seq_nr if node is not None and node._seq_nr >= self.start else next(_seq)
+                self.first[id(a)] = (seq, slot, self.pending.pop(id(a)))
+        if not self.pending:
+            self.__exit__()
+
+
+def _input_edges(outputs: list, start: int, held: set[int], unseen: dict[int, tuple]) -> tuple:
     """The edges from the nodes a call made (sequence number ``start`` on) to the graph
-    before it (a leaf's ``AccumulateGrad``, an input's node), in the order the call first
-    used them, ``params``' first in their order: the inputs of PyTorch's compiled graph."""
+    before it (a leaf's ``AccumulateGrad``, an input's node), with ``(None, 0)`` for the
+    inputs ``unseen`` by the graph, in the order the call first used them: the inputs of
+    PyTorch's compiled graph. Within one op, a module's parameters and buffers (``held``)
+    and other parameters come first, as attributes PyTorch's compiler loads before the call."""
     first: dict[tuple, tuple] = {}  # (id(node), output_nr) -> ((first user's seq, slot), edge)
     seen: set[int] = set()
     todo = [((-1, i), (t.grad_fn, t.output_nr)) for i, t in enumerate(outputs)]
@@ -140,13 +182,14 @@ def _input_edges(outputs: list, start: int, params: Any) -> tuple:
         elif id(node) not in seen:
             seen.add(id(node))
             todo += [((node._seq_nr, i), e) for i, e in enumerate(node.next_edges) if e is not None]
-    lead = {id(p): i for i, p in enumerate(params)}
+    firsts = [(seq, slot, getattr(edge[0], "variable", None), edge) for (seq, slot), edge in first.values()]
+    firsts += [(seq, slot, t, (None, 0)) for seq, slot, t in unseen.values()]
 
     def order(item: tuple) -> tuple:
-        use, (node, _) = item
-        return lead.get(id(getattr(node, "variable", None)), len(lead)), use
+        seq, slot, tensor, _ = item
+        return seq, not (id(tensor) in held or isinstance(tensor, Parameter)), slot
 
-    return tuple(edge for _, edge in sorted(first.values(), key=order))
+    return tuple(item[3] for item in sorted(firsts, key=order))
 
 
 def _remade(v: Tensor, new: dict[int, Tensor], views: dict[int, tuple]) -> Tensor:
@@ -197,7 +240,8 @@ class OptimizedModule(Module):
         self._aot = True  # (torch.compile's default backend, inductor, goes through AOTAutograd)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return _run_compiled(self._orig_mod, args, kwargs, self._aot, self._orig_mod.parameters())
+        mod = self._orig_mod
+        return _run_compiled(mod, args, kwargs, self._aot, (*mod.parameters(), *mod.buffers()))
 
     @property
     def training(self) -> bool:

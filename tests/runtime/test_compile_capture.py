@@ -1,0 +1,57 @@
+"""What a program sees of compilation beyond the result: ``explain``'s graphs, a compiled
+node's inputs, ``_dynamo.run``, per-thread config patches, outputs under ``no_grad``."""
+
+from __future__ import annotations
+
+import pytest
+
+import disttorch
+
+
+@pytest.fixture(scope="module")
+def real_torch():
+    return pytest.importorskip("torch")
+
+
+def _nodes(gm) -> list:
+    return [(n.op, n.target if n.op != "call_function" else n.target.__name__) for n in gm.graph.nodes]
+
+
+@pytest.mark.parity
+def test_explain_gives_the_graphs_it_counts_as_pytorchs(real_torch):
+    # ``graphs`` was empty
+    def run(T) -> list:
+        def f(x, y):
+            a = x.sin() + y
+            b = T.cos(a) * 2
+            T._dynamo.graph_break()
+            return b.relu() - x
+
+        x, y = T.ones(3), T.full((3,), 2.0)
+        e = T._dynamo.explain(f)(x, y)
+        facts = [e.graph_count, e.op_count, [_nodes(g) for g in e.graphs]]
+        facts.append([[op.__name__ for op in ops] for ops in e.ops_per_graph])
+        facts.append(e.graphs[1](x * 3, x)[0].tolist())
+        module = T._dynamo.explain(T.nn.Sequential(T.nn.Linear(3, 2)))(x)
+        return [*facts, _nodes(module.graphs[0])]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_a_compiled_node_lists_inputs_needing_no_grad_as_pytorchs(real_torch):
+    # inputs needing no grad had no ``(None, 0)`` entry
+    def run(T) -> list:
+        def inputs(out) -> list:
+            return [type(n).__name__ if n is not None else None for n, _ in out.grad_fn.next_functions]
+
+        a, b = T.ones(3, requires_grad=True), T.ones(3)
+        lin = T.nn.Linear(3, 3)
+        lin.bias.requires_grad_(False)
+        seen = [inputs(T.compile(lambda x, y, z: x * 2 + y + z, backend="aot_eager")(a, b, a * 1))]
+        seen.append(inputs(T.compile(lin, backend="aot_eager")(a)))
+        seen.append(inputs(T.compile(lambda x, y: y * 2 + x, backend="aot_eager")(b, a)))
+        seen.append(inputs(T.compile(lambda x, y: b.sin() + x * y.sum(), backend="aot_eager")(b, a)))
+        return seen + [inputs(T.compile(lambda x, y: (x + 1) * y.shape[0], backend="aot_eager")(a, b))]
+
+    assert run(disttorch) == run(real_torch)
