@@ -5,8 +5,9 @@ names carry PyTorch's ``_orig_mod.`` prefix, and a checkpoint saved from it load
 PyTorch's would) and calls it; a compiled function is a wrapper that calls the function. While
 a compiled call runs, ``is_compiling()`` is True, as it is for the code PyTorch traces (a
 ``disable``d function called from there sees False, and so does everything under the
-``"force_eager"`` stance of ``set_stance``). The markers return what they mark and ``reset()``
-has nothing to clear."""
+``"force_eager"`` stance of ``set_stance``). The first call of a compiled function that no
+earlier call's guards would take counts as a compile (``torch._dynamo.utils.counters``, see
+``_compile_cache``), which ``reset()`` forgets. The markers return what they mark."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import _compile
+from . import _compile, _compile_cache
 from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
 from .autograd.function import AccumulateGrad, Function, _observers, _seq, named_node
+from .autograd.grad_mode import is_grad_enabled
 from .nn.modules.module import Module
 from .nn.parameter import Parameter
+from .overrides import TorchFunctionMode
 from .utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = [
@@ -68,9 +71,11 @@ def _compiled(model: Callable, aot: bool) -> Any:
         compiled_module._aot = aot
         return compiled_module
 
+    code = getattr(model, "__code__", None)
+
     @functools.wraps(model)
     def compiled(*args: Any, **kwargs: Any) -> Any:
-        return _run_compiled(model, args, kwargs, aot)
+        return _run_compiled(model, args, kwargs, aot, code=code)
 
     return compiled
 
@@ -90,15 +95,60 @@ class CompiledFunction(Function):
         return grads
 
 
-def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple = ()) -> Any:
-    """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
+def _run_compiled(
+    fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple = (), code: Any = None
+) -> Any:
+    """Call ``fn`` as a compiled call: the first call for which no graph compiled for
+    ``code`` passes its guards is counted as a compile (see ``_compile_cache``); ``aot``:
+    see :func:`_run_graph` (``held``: a compiled module's parameters and buffers)."""
+    if (
+        _state.depth or _State.stance[0] == "force_eager"
+    ):  # (PyTorch's compiler inlines a nested compiled call)
+        with _compiled_region():
+            return fn(*args, **kwargs)
+    key = _guards((held, args, kwargs))
+    if code is None or _compile_cache.compiled(code, key) is not None:
+        return _run_graph(fn, args, kwargs, aot, held)
+    captured = _Captured()
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        with captured:
+            return fn(*args, **kwargs)
+
+    out = _run_graph(traced, args, kwargs, aot, held)
+    _compile_cache.record(code, key, captured.calls, aot)
+    return out
+
+
+def _guards(inputs: Any) -> tuple:
+    """What PyTorch's guards check of a call's inputs: grad mode, and each tensor's dtype,
+    ``requires_grad`` and sizes."""
+    tensors = [t for t in tree_flatten(inputs)[0] if isinstance(t, Tensor)]
+    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors)
+
+
+class _Captured(TorchFunctionMode):
+    """Counts the operations a call makes itself that give a tensor (those PyTorch's graph
+    would capture; the others it computes while tracing)."""
+
+    calls = 0
+
+    def __torch_function__(
+        self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+    ) -> Any:
+        out = func(*args, **(kwargs or {}))
+        self.calls += any(isinstance(t, Tensor) for t in tree_flatten(out)[0])
+        return out
+
+
+def _run_graph(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple) -> Any:
+    """Call ``fn`` as an outermost compiled call; with ``aot``, outputs computed with grad come from
     ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input, parameter
     or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
     view of another output is a view of that output's new tensor. The node's
     ``next_functions`` are the call's inputs' nodes, ``(None, 0)`` for an input or parameter
-    that needs no grad (``held``: a compiled module's parameters and buffers)."""
-    outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
-    if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
+    that needs no grad."""
+    if not aot:
         with _compiled_region():
             return fn(*args, **kwargs)
     before, _state.views = _state.views, {}  # (filled by ``autograd.function.log_view``)
@@ -241,7 +291,8 @@ class OptimizedModule(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         mod = self._orig_mod
-        return _run_compiled(mod, args, kwargs, self._aot, (*mod.parameters(), *mod.buffers()))
+        held = (*mod.parameters(), *mod.buffers())
+        return _run_compiled(mod, args, kwargs, self._aot, held, getattr(type(mod).forward, "__code__", None))
 
     @property
     def training(self) -> bool:
@@ -340,7 +391,9 @@ def set_stance(
 
 
 def reset() -> None:
-    """Clear compilation caches (there are none)."""
+    """Forget what was compiled: the next compiled call of each function compiles (is
+    counted) anew."""
+    _compile_cache.reset()
 
 
 def cudagraph_mark_step_begin() -> None:

@@ -55,3 +55,31 @@ def test_a_compiled_node_lists_inputs_needing_no_grad_as_pytorchs(real_torch):
         return seen + [inputs(T.compile(lambda x, y: (x + 1) * y.shape[0], backend="aot_eager")(a, b))]
 
     assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_compiles_are_counted_and_dynamo_run_reuses_them_as_pytorchs(real_torch):
+    # counters counted nothing, run(fn) always ran fn eagerly
+    def run(T) -> list:
+        counters = T._dynamo.utils.counters
+        counters.clear()
+
+        def f(x):
+            return (x * 2).sin(), T.compiler.is_compiling()
+
+        only_run = T._dynamo.run(f)
+        x = T.ones(2, 3, requires_grad=True)
+        facts = [only_run(x)[1]]
+        compiled = T.compile(f, backend="aot_eager")
+        for shape in [(2, 3), (2, 3), (3, 3), (4, 3), (1, 3), (5, 5)]:
+            compiled(T.ones(shape))
+            facts.append({k: dict(v) for k, v in counters.items()})
+        facts += [only_run(T.ones(6, 3))[1], only_run(x)[1], only_run(x)[0].grad_fn.name()]
+        T._dynamo.reset()
+        facts.append((only_run(T.ones(6, 3))[1], dict(counters["stats"])))
+        compiled(x)
+        with T.no_grad():
+            compiled(x)
+        return [*facts, {k: dict(v) for k, v in counters.items()}]
+
+    assert run(disttorch) == run(real_torch)
