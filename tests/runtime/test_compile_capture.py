@@ -3,6 +3,8 @@ node's inputs, ``_dynamo.run``, per-thread config patches, outputs under ``no_gr
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 import disttorch
@@ -81,5 +83,36 @@ def test_compiles_are_counted_and_dynamo_run_reuses_them_as_pytorchs(real_torch)
         with T.no_grad():
             compiled(x)
         return [*facts, {k: dict(v) for k, v in counters.items()}]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_config_settings_hold_per_thread_as_pytorchs(real_torch):
+    # a patch or an assignment was the process's
+    def run(T) -> list:
+        config = T._dynamo.config
+
+        def elsewhere(read):
+            seen = []
+            thread = threading.Thread(target=lambda: seen.append(read()))
+            thread.start()
+            thread.join()
+            return seen[0]
+
+        patch = config.patch(suppress_errors=True)
+
+        def patched():
+            with patch:
+                return config.suppress_errors, config.get_config_copy()["suppress_errors"]
+
+        with patch:
+            facts = [config.suppress_errors, elsewhere(lambda: config.suppress_errors), elsewhere(patched)]
+        config.cache_size_limit = 3
+        facts += [config.suppress_errors, config.recompile_limit, elsewhere(lambda: config.recompile_limit)]
+        elsewhere(lambda: setattr(config, "verbose", True))
+        facts.append(config.verbose)
+        config.recompile_limit = 8
+        return facts
 
     assert run(disttorch) == run(real_torch)
