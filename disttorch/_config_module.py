@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Mapping
 from contextvars import ContextVar
-from types import FunctionType, ModuleType
+from types import FunctionType, MappingProxyType, ModuleType
 from typing import Any
 
 from ._public_name import package_name
@@ -21,13 +22,14 @@ from ._public_name import package_name
 __all__ = ["install_config_module"]
 
 _UNSET = object()
+_NONE_SET: Mapping[str, Any] = MappingProxyType({})  # (a context that set no setting)
 
 
 class _ConfigModule(ModuleType):
     _settings: set[str]
     _aliases: dict[str, str]
     _defaults: dict[str, Any]
-    _overrides: ContextVar[dict[str, Any]]  # this context's settings set: a dict never changed in place
+    _overrides: ContextVar[Mapping[str, Any]]  # set in this context (a dict never changed in place)
 
     def _missing(self, name: str) -> AttributeError:
         return AttributeError(f"{package_name()}.{self.__name__.partition('.')[2]}.{name} does not exist")
@@ -166,6 +168,6 @@ def install_config_module(name: str, aliases: dict[str, str] | None = None) -> N
             "_settings": set(defaults),
             "_aliases": dict(aliases or {}),
             "_defaults": defaults,
-            "_overrides": ContextVar(f"{name}.overrides", default={}),
+            "_overrides": ContextVar(f"{name}.overrides", default=_NONE_SET),
         },
     )
