@@ -155,9 +155,11 @@ def _run_graph(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple) 
     start = next(_seq)
     views = _state.views
     explicit = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)]
-    # (a module's buffers are not watched: an unused one would keep every op observed)
+    # (a module's buffers are not watched: an unused one would keep every op observed; nor is
+    # anything without grad mode, where no output comes from ``CompiledFunction``)
     params = [t for t in held if isinstance(t, Parameter)]
-    uses = _FirstUses([t for t in (*params, *explicit) if not t.requires_grad], start)
+    watched = [t for t in (*params, *explicit) if not t.requires_grad] if is_grad_enabled() else []
+    uses = _FirstUses(watched, start)
     try:
         with _compiled_region(), uses:
             out = fn(*args, **kwargs)

@@ -116,3 +116,21 @@ def test_config_settings_hold_per_thread_as_pytorchs(real_torch):
         return facts
 
     assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_compiled_outputs_under_no_grad_are_views_as_pytorchs(real_torch):
+    # checked, not changed: PyTorch's outputs are views there too
+    def run(T) -> list:
+        def f(x):
+            w = x * 2
+            return w, w.view(2, 2), w[1:], x, x[1:], (x * 3)[::2]
+
+        x = T.arange(4.0)
+        with T.no_grad():
+            outs = T.compile(f, backend="aot_eager")(x)
+            facts = [[o._is_view() for o in outs], [o._base is outs[0] for o in outs], outs[3] is x]
+            outs[0].add_(1)
+        return [*facts, outs[4]._base is x, outs[1].tolist(), outs[2].tolist(), [o._version for o in outs]]
+
+    assert run(disttorch) == run(real_torch)
