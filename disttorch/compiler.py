@@ -101,9 +101,8 @@ def _run_compiled(
     """Call ``fn`` as a compiled call: the first call for which no graph compiled for
     ``code`` passes its guards is counted as a compile (see ``_compile_cache``); ``aot``:
     see :func:`_run_graph` (``held``: a compiled module's parameters and buffers)."""
-    if (
-        _state.depth or _State.stance[0] == "force_eager"
-    ):  # (PyTorch's compiler inlines a nested compiled call)
+    # (PyTorch's compiler inlines a nested compiled call)
+    if _state.depth or _State.stance[0] == "force_eager":
         with _compiled_region():
             return fn(*args, **kwargs)
     key = _guards((held, args, kwargs))
