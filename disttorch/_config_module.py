@@ -1,15 +1,20 @@
 """Settings modules as PyTorch's (``torch._dynamo.config``, ``torch._inductor.config``):
 ``patch(...)`` changes settings for a ``with`` block or a decorated function's calls,
 ``get_config_copy()`` gives them as a dict, and an alias (``cache_size_limit``) reads and
-writes the setting it stands for. A name the module lacks is kept when set or patched (PyTorch
-raises for names it does not have, but it has many more settings than are listed here);
-reading one raises PyTorch's ``AttributeError``."""
+writes the setting it stands for. As in PyTorch, a setting set or patched holds in the
+thread (the ``contextvars`` context) that set it; other threads read their own, the
+default until they set it (the settings of a namespace, ``triton.cudagraphs``, are the
+process's). A name the module lacks is kept when set or patched (PyTorch raises for names it
+does not have, but it has many more settings than are listed here); reading one raises
+PyTorch's ``AttributeError``."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from types import FunctionType, ModuleType
+from collections.abc import Mapping
+from contextvars import ContextVar
+from types import FunctionType, MappingProxyType, ModuleType
 from typing import Any
 
 from ._public_name import package_name
@@ -17,26 +22,45 @@ from ._public_name import package_name
 __all__ = ["install_config_module"]
 
 _UNSET = object()
+_NONE_SET: Mapping[str, Any] = MappingProxyType({})  # (a context that set no setting)
 
 
 class _ConfigModule(ModuleType):
     _settings: set[str]
     _aliases: dict[str, str]
+    _defaults: dict[str, Any]
+    _overrides: ContextVar[Mapping[str, Any]]  # set in this context (a dict never changed in place)
 
     def _missing(self, name: str) -> AttributeError:
         return AttributeError(f"{package_name()}.{self.__name__.partition('.')[2]}.{name} does not exist")
 
-    def __getattr__(self, name: str) -> Any:  # (only for names the module lacks)
-        target = type(self)._aliases.get(name) if name in type(self)._aliases else None
-        if target is None:
+    def __getattr__(self, name: str) -> Any:  # (only for names the module's dict lacks: the settings)
+        cls = type(self)
+        name = cls._aliases.get(name, name)
+        value = cls._overrides.get().get(name, _UNSET)
+        if value is _UNSET:
+            value = cls._defaults.get(name, _UNSET)
+        if value is _UNSET:
             raise self._missing(name)
-        return getattr(self, target)
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
-        name = type(self)._aliases.get(name, name)
-        if not name.startswith("_"):
-            type(self)._settings.add(name)
-        super().__setattr__(name, value)
+        cls = type(self)
+        name = cls._aliases.get(name, name)
+        if name.startswith("_"):
+            super().__setattr__(name, value)
+            return
+        cls._settings.add(name)
+        cls._overrides.set({**cls._overrides.get(), name: value})
+
+    def __delattr__(self, name: str) -> None:
+        cls = type(self)
+        name = cls._aliases.get(name, name)
+        overrides = cls._overrides.get()
+        if name.startswith("_") or name not in overrides:
+            super().__delattr__(name)
+            return
+        cls._overrides.set({k: v for k, v in overrides.items() if k != name})
 
     def _resolve(self, dotted: str) -> tuple[Any, str]:
         """The object holding setting ``dotted`` (``"triton.cudagraphs"``) and its last name."""
@@ -67,8 +91,8 @@ class _ConfigModule(ModuleType):
         return _Patch([(*self._resolve(name), value) for name, value in changes.items()])
 
     def get_config_copy(self) -> dict[str, Any]:
-        """The settings (aliases left out), by name."""
-        own = vars(self)
+        """The settings in this thread (aliases left out), by name."""
+        own = {**type(self)._defaults, **type(self)._overrides.get()}
         return {name: own[name] for name in sorted(type(self)._settings) if name in own}
 
 
@@ -79,15 +103,19 @@ class _Patch(contextlib.ContextDecorator):
 
     def __init__(self, targets: list[tuple[Any, str, Any]]) -> None:
         self._targets = targets
-        self._before: list[list[tuple[Any, str, Any]]] = []  # per entry not yet left
+        #: per entry not yet left in this context: the values the entry replaced
+        self._before: ContextVar[tuple[list[tuple[Any, str, Any]], ...]] = ContextVar("before", default=())
 
     def __enter__(self) -> None:
-        self._before.append([(owner, name, getattr(owner, name, _UNSET)) for owner, name, _ in self._targets])
+        before = [(owner, name, getattr(owner, name, _UNSET)) for owner, name, _ in self._targets]
+        self._before.set((*self._before.get(), before))
         for owner, name, value in self._targets:
             setattr(owner, name, value)
 
     def __exit__(self, *exc_info: Any) -> None:
-        for owner, name, value in reversed(self._before.pop()):
+        *rest, last = self._before.get()
+        self._before.set(tuple(rest))
+        for owner, name, value in reversed(last):
             if value is _UNSET:
                 delattr(owner, name)
             else:
@@ -123,13 +151,23 @@ class _Patch(contextlib.ContextDecorator):
 
 def install_config_module(name: str, aliases: dict[str, str] | None = None) -> None:
     """Make module ``name`` a settings module: its settings are its public attributes now
-    (not modules, classes or functions); ``aliases`` maps names to the settings they stand for."""
+    (not modules, classes or functions), their values the defaults; ``aliases`` maps names
+    to the settings they stand for."""
     module = sys.modules[name]
-    settings = {
-        key
+    defaults = {
+        key: value
         for key, value in vars(module).items()
         if not key.startswith("_") and not isinstance(value, (ModuleType, type, FunctionType))
     }
+    for key in defaults:
+        delattr(module, key)  # (read through ``__getattr__``: this thread's value, else the default)
     module.__class__ = type(
-        "ConfigModule", (_ConfigModule,), {"_settings": settings, "_aliases": dict(aliases or {})}
+        "ConfigModule",
+        (_ConfigModule,),
+        {
+            "_settings": set(defaults),
+            "_aliases": dict(aliases or {}),
+            "_defaults": defaults,
+            "_overrides": ContextVar(f"{name}.overrides", default=_NONE_SET),
+        },
     )

@@ -5,20 +5,25 @@ names carry PyTorch's ``_orig_mod.`` prefix, and a checkpoint saved from it load
 PyTorch's would) and calls it; a compiled function is a wrapper that calls the function. While
 a compiled call runs, ``is_compiling()`` is True, as it is for the code PyTorch traces (a
 ``disable``d function called from there sees False, and so does everything under the
-``"force_eager"`` stance of ``set_stance``). The markers return what they mark and ``reset()``
-has nothing to clear."""
+``"force_eager"`` stance of ``set_stance``). The first call of a compiled function that no
+earlier call's guards would take counts as a compile (``torch._dynamo.utils.counters``, see
+``_compile_cache``), which ``reset()`` forgets. The markers return what they mark."""
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import _compile
+from . import _compile, _compile_cache
 from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
-from .autograd.function import AccumulateGrad, Function, _seq, named_node
+from .autograd.function import AccumulateGrad, Function, _observers, _seq, named_node
+from .autograd.grad_mode import is_grad_enabled
 from .nn.modules.module import Module
+from .nn.parameter import Parameter
+from .overrides import TorchFunctionMode
 from .utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = [
@@ -66,9 +71,11 @@ def _compiled(model: Callable, aot: bool) -> Any:
         compiled_module._aot = aot
         return compiled_module
 
+    code = getattr(model, "__code__", None)
+
     @functools.wraps(model)
     def compiled(*args: Any, **kwargs: Any) -> Any:
-        return _run_compiled(model, args, kwargs, aot)
+        return _run_compiled(model, args, kwargs, aot, code=code)
 
     return compiled
 
@@ -88,26 +95,77 @@ class CompiledFunction(Function):
         return grads
 
 
-def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, params: Any = ()) -> Any:
-    """Call ``fn`` as a compiled call; with ``aot``, outputs computed with grad come from
+def _run_compiled(
+    fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple = (), code: Any = None
+) -> Any:
+    """Call ``fn`` as a compiled call: the first call for which no graph compiled for
+    ``code`` passes its guards is counted as a compile (see ``_compile_cache``); ``aot``:
+    see :func:`_run_graph` (``held``: a compiled module's parameters and buffers)."""
+    # (PyTorch's compiler inlines a nested compiled call)
+    if _state.depth or _State.stance[0] == "force_eager":
+        with _compiled_region():
+            return fn(*args, **kwargs)
+    key = _guards((held, args, kwargs))
+    if code is None or _compile_cache.compiled(code, key) is not None:
+        return _run_graph(fn, args, kwargs, aot, held)
+    captured = _Captured()
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        with captured:
+            return fn(*args, **kwargs)
+
+    out = _run_graph(traced, args, kwargs, aot, held)
+    _compile_cache.record(code, key, captured.calls, aot)
+    return out
+
+
+def _guards(inputs: Any) -> tuple:
+    """What PyTorch's guards check of a call's inputs: grad mode, and each tensor's dtype,
+    ``requires_grad`` and sizes."""
+    tensors = [t for t in tree_flatten(inputs)[0] if isinstance(t, Tensor)]
+    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors)
+
+
+class _Captured(TorchFunctionMode):
+    """Counts the operations a call makes itself that give a tensor (those PyTorch's graph
+    would capture; the others it computes while tracing)."""
+
+    calls = 0
+
+    def __torch_function__(
+        self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+    ) -> Any:
+        out = func(*args, **(kwargs or {}))
+        self.calls += any(isinstance(t, Tensor) for t in tree_flatten(out)[0])
+        return out
+
+
+def _run_graph(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple) -> Any:
+    """Call ``fn`` as an outermost compiled call; with ``aot``, outputs computed with grad come from
     ``CompiledFunction``, with the aliasing PyTorch's AOTAutograd keeps: an input, parameter
     or buffer (or a view of one) comes back as the eager call made it, a tensor returned twice is one tensor, and a
     view of another output is a view of that output's new tensor. The node's
-    ``next_functions`` are the call's inputs' nodes (``params``: a compiled module's, first)."""
-    outermost = _state.depth == 0 and _State.stance[0] != "force_eager"
-    if not (aot and outermost):  # (PyTorch's compiler inlines a nested compiled call)
+    ``next_functions`` are the call's inputs' nodes, ``(None, 0)`` for an input or parameter
+    that needs no grad."""
+    if not aot:
         with _compiled_region():
             return fn(*args, **kwargs)
     before, _state.views = _state.views, {}  # (filled by ``autograd.function.log_view``)
     start = next(_seq)
     views = _state.views
+    explicit = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)]
+    # (a module's buffers are not watched: an unused one would keep every op observed; nor is
+    # anything without grad mode, where no output comes from ``CompiledFunction``)
+    params = [t for t in held if isinstance(t, Parameter)]
+    watched = [t for t in (*params, *explicit) if not t.requires_grad] if is_grad_enabled() else []
+    uses = _FirstUses(watched, start)
     try:
-        with _compiled_region():
+        with _compiled_region(), uses:
             out = fn(*args, **kwargs)
     finally:
         _state.views = before  # (a compiled call inside a disabled one: the outer call's log)
     leaves, spec = tree_flatten(out)
-    inputs = {id(_root(t)) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+    inputs = {id(_root(t)) for t in explicit}
     made = {
         id(v): v
         for v in leaves
@@ -117,16 +175,51 @@ def _run_compiled(fn: Callable, args: tuple, kwargs: dict, aot: bool, params: An
     if not through:
         return out
     new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
-    new[id(through[0])].grad_fn._shown_edges = _input_edges(through, start, params)
+    held_ids = {id(t) for t in held}
+    new[id(through[0])].grad_fn._shown_edges = _input_edges(through, start, held_ids, uses.first)
     for v in made.values():
         _remade(v, new, views)
     return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
 
 
-def _input_edges(outputs: list, start: int, params: Any) -> tuple:
+class _FirstUses:
+    """While a compiled call runs on this thread, where the first op using each of the
+    ``watched`` tensors (inputs that need no grad, so the graph does not show their uses)
+    ran: ``first[id] = (sequence number, slot, tensor)``; it stops watching once all are seen."""
+
+    def __init__(self, watched: list[Tensor], start: int) -> None:
+        self.pending = {id(t): t for t in watched}
+        self.first: dict[int, tuple[int, int, Tensor]] = {}
+        self.start, self.thread = start, threading.get_ident()
+
+    def __enter__(self) -> None:
+        if self.pending:
+            _observers.append(self._observe)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._observe in _observers:
+            _observers.remove(self._observe)
+
+    def _observe(self, cls: type, args: tuple, out: Any) -> None:
+        if threading.get_ident() != self.thread:
+            return
+        seq = None
+        for slot, a in enumerate(args):
+            if id(a) in self.pending and a is self.pending[id(a)]:
+                if seq is None:  # (the op's node when it made one, else a place after it)
+                    node = getattr(out[0] if isinstance(out, tuple) else out, "grad_fn", None)
+                    seq = node._seq_nr if node is not None and node._seq_nr >= self.start else next(_seq)
+                self.first[id(a)] = (seq, slot, self.pending.pop(id(a)))
+        if not self.pending:
+            self.__exit__()
+
+
+def _input_edges(outputs: list, start: int, held: set[int], unseen: dict[int, tuple]) -> tuple:
     """The edges from the nodes a call made (sequence number ``start`` on) to the graph
-    before it (a leaf's ``AccumulateGrad``, an input's node), in the order the call first
-    used them, ``params``' first in their order: the inputs of PyTorch's compiled graph."""
+    before it (a leaf's ``AccumulateGrad``, an input's node), with ``(None, 0)`` for the
+    inputs ``unseen`` by the graph, in the order the call first used them: the inputs of
+    PyTorch's compiled graph. Within one op, a module's parameters and buffers (``held``)
+    and other parameters come first, as attributes PyTorch's compiler loads before the call."""
     first: dict[tuple, tuple] = {}  # (id(node), output_nr) -> ((first user's seq, slot), edge)
     seen: set[int] = set()
     todo = [((-1, i), (t.grad_fn, t.output_nr)) for i, t in enumerate(outputs)]
@@ -140,13 +233,14 @@ def _input_edges(outputs: list, start: int, params: Any) -> tuple:
         elif id(node) not in seen:
             seen.add(id(node))
             todo += [((node._seq_nr, i), e) for i, e in enumerate(node.next_edges) if e is not None]
-    lead = {id(p): i for i, p in enumerate(params)}
+    firsts = [(seq, slot, getattr(edge[0], "variable", None), edge) for (seq, slot), edge in first.values()]
+    firsts += [(seq, slot, t, (None, 0)) for seq, slot, t in unseen.values()]
 
     def order(item: tuple) -> tuple:
-        use, (node, _) = item
-        return lead.get(id(getattr(node, "variable", None)), len(lead)), use
+        seq, slot, tensor, _ = item
+        return seq, not (id(tensor) in held or isinstance(tensor, Parameter)), slot
 
-    return tuple(edge for _, edge in sorted(first.values(), key=order))
+    return tuple(item[3] for item in sorted(firsts, key=order))
 
 
 def _remade(v: Tensor, new: dict[int, Tensor], views: dict[int, tuple]) -> Tensor:
@@ -197,7 +291,9 @@ class OptimizedModule(Module):
         self._aot = True  # (torch.compile's default backend, inductor, goes through AOTAutograd)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return _run_compiled(self._orig_mod, args, kwargs, self._aot, self._orig_mod.parameters())
+        mod = self._orig_mod
+        held = (*mod.parameters(), *mod.buffers())
+        return _run_compiled(mod, args, kwargs, self._aot, held, getattr(type(mod).forward, "__code__", None))
 
     @property
     def training(self) -> bool:
@@ -296,7 +392,9 @@ def set_stance(
 
 
 def reset() -> None:
-    """Clear compilation caches (there are none)."""
+    """Forget what was compiled: the next compiled call of each function compiles (is
+    counted) anew."""
+    _compile_cache.reset()
 
 
 def cudagraph_mark_step_begin() -> None:

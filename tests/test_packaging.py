@@ -39,6 +39,9 @@ def test_pyproject_declares_dependencies_extras_and_scripts():
         "disttorch-launch": "disttorch.launcher.main:main",
         "disttorch-plot": "disttorch.viz.__main__:main",
     }
+    # no ``torchrun``: pip would overwrite PyTorch's script where both are installed, and
+    # uninstalling disttorch would then delete it (README, "torchrun")
+    assert "torchrun" not in project["scripts"]
 
 
 @pytest.mark.timeout(120)

@@ -4,7 +4,7 @@ disttorch has no graph compiler (``torch.compile`` runs its argument eagerly): `
 is True only while a compiled call runs (see ``disttorch.compiler``), the markers (``mark_dynamic``,
 ``mark_static_address``, ``allow_in_graph``, ``disable``, ...) return what they mark and
 record nothing a program could observe (``graph_break`` ends a stretch that ``explain``
-counts), ``reset()`` has nothing to clear, and ``config``
+counts), ``reset()`` forgets which calls counted as compiles, and ``config``
 holds the settings libraries set. ``OptimizedModule`` (what ``torch.compile`` returns for
 a module, as in PyTorch) wraps a module and runs it.
 """

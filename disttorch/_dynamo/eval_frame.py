@@ -10,8 +10,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .. import _compile_cache
 from .._compile import check_arguments, set_stance
-from ..compiler import OptimizedModule, compile
+from ..compiler import OptimizedModule, _guards, _run_compiled, compile
 
 __all__ = [
     "OptimizeContext",
@@ -58,13 +59,19 @@ class OptimizeContext(_TorchDynamoContext):
 
 
 class RunOnlyContext(_TorchDynamoContext):
-    """``torch._dynamo.run()``: runs what earlier compiles made, compiling nothing new (here:
-    the function as it is, not as a compiled call)."""
+    """``torch._dynamo.run()``: runs what earlier compiles made, compiling nothing new: a
+    call that a graph compiled for the function's code takes runs as that compiled call
+    (uncounted), any other call runs the function as it is."""
 
     def __call__(self, fn: Callable) -> Callable:
+        code = getattr(fn, "__code__", None)
+
         @functools.wraps(fn)
         def run_only(*args: Any, **kwargs: Any) -> Any:
-            return fn(*args, **kwargs)
+            aot = None if code is None else _compile_cache.compiled(code, _guards((args, kwargs)))
+            if aot is None:
+                return fn(*args, **kwargs)
+            return _run_compiled(fn, args, kwargs, aot, code=code)
 
         return run_only
 

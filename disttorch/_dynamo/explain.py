@@ -2,14 +2,20 @@
 run can tell truthfully. The function runs once as a compiled call (``is_compiling()`` True);
 a torch function mode sees the tensor operations it calls, and each explicit
 ``torch._dynamo.graph_break()`` ends a stretch of them. Every stretch in which an operation
-ran counts as a graph, as in PyTorch's result; nothing is traced, so ``graphs`` and
-``out_guards`` are empty, and the operations listed are those the function called directly
-(PyTorch lists its graphs' function calls, not method calls: counts can differ), and only
-explicit graph breaks are seen (PyTorch's other breaks, on unsupported Python, are not)."""
+ran is a graph, as in PyTorch's result: an ``fx.GraphModule`` whose placeholders are the
+tensors it took from outside (named as PyTorch names them: ``L_x_`` for argument ``x``, a
+local at a break, ``L_fn_modules_0_parameters_weight_`` for an explained module's
+parameter), whose nodes are the operations (a tensor method a ``call_method``) and whose
+output is what later stretches and the result use. ``ops_per_graph`` lists the graphs'
+``call_function`` targets. Only what the function called directly is seen (not Python the
+compiler would trace into non-tensor values), ``out_guards`` is empty, and only explicit
+graph breaks are seen (PyTorch's other breaks, on unsupported Python, are not)."""
 
 from __future__ import annotations
 
+import inspect
 import operator
+import sys
 import threading
 import traceback
 import warnings
@@ -18,7 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._compile import _compiled_region
+from .._tensor import Tensor
+from ..fx import Graph, GraphModule, Node
+from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
 from ..overrides import TorchFunctionMode
+from ..utils._pytree import tree_flatten, tree_map
 
 __all__ = ["ExplainOutput", "GraphCompileReason", "explain"]
 
@@ -67,19 +78,66 @@ class ExplainOutput:
         return out + (f"Compile Times: {self.compile_times}\n" if self.compile_times is not None else "")
 
 
-class _Recorder(TorchFunctionMode):
-    """Collects the operations called, in stretches ended by graph breaks."""
+class _Stretch:
+    """One graph being recorded: its nodes, the tensors it made (id -> node, or (node, i)
+    for item ``i`` of a result, indexed on first use) and those it took from outside."""
 
     def __init__(self) -> None:
+        self.graph = Graph()
+        self.made: dict[int, tuple[Any, Tensor]] = {}
+        self.taken: dict[int, tuple[Node, Tensor]] = {}
+        self.last_placeholder: Node | None = None
+
+    def node(self, value: Any, names: dict[int, str]) -> Any:
+        """The node standing for ``value`` here (a placeholder when it comes from outside)."""
+        if not isinstance(value, Tensor):
+            return value
+        made = self.made.get(id(value))
+        if made is not None:
+            node = made[0]
+            if isinstance(node, tuple):
+                node = self.graph.call_function(operator.getitem, node)
+                self.made[id(value)] = (node, value)
+            return node
+        if id(value) not in self.taken:
+            name = names.get(id(value)) or f"L_tensor_{len(self.taken)}_"
+            with self.graph.inserting_after(self.last_placeholder):  # (placeholders lead, as in PyTorch's)
+                self.last_placeholder = self.graph.placeholder(name)
+            self.taken[id(value)] = (self.last_placeholder, value)
+        return self.taken[id(value)][0]
+
+
+class _Recorder(TorchFunctionMode):
+    """Records the operations called as graphs, one per stretch ended by a graph break."""
+
+    def __init__(self, names: dict[int, str]) -> None:
         super().__init__()
-        self.ops: list[list[Any]] = [[]]
+        self.stretches = [_Stretch()]
         self.reasons: list[GraphCompileReason | None] = []
+        self.names = names  # id(tensor) -> placeholder name, for tensors from outside
 
     def __torch_function__(
         self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
     ) -> Any:
-        self.ops[-1].append(_graph_target(func))
-        return func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        here = self.stretches[-1]
+        for value in tree_flatten((args, kwargs))[0]:  # (attributes load before the call's arguments)
+            if isinstance(value, Parameter):
+                here.node(value, self.names)
+        node_args, node_kwargs = tree_map(lambda v: here.node(v, self.names), (args, kwargs))
+        name = getattr(func, "__name__", "")
+        if getattr(Tensor, name, None) is func and not name.startswith("__"):
+            node = here.graph.call_method(name, node_args, node_kwargs)
+        else:
+            node = here.graph.call_function(_graph_target(func), node_args, node_kwargs)
+        if isinstance(out, Tensor):
+            here.made[id(out)] = (node, out)
+        elif isinstance(out, (tuple, list)):
+            for i, item in enumerate(out):
+                if isinstance(item, Tensor):
+                    here.made[id(item)] = ((node, i), item)
+        return out
 
     def graph_break(self, msg: str) -> None:
         call = f"args `[{msg!r}]`, kwargs `{{}}`" if msg else "args `[]`, kwargs `{}`"
@@ -93,7 +151,51 @@ class _Recorder(TorchFunctionMode):
         )
         stack = traceback.extract_stack()[:-3]  # (up to the caller of ``graph_break``)
         self.reasons.append(GraphCompileReason(reason, [stack[-1]] if stack else []))
-        self.ops.append([])
+        caller = sys._getframe(3)  # (``graph_break``'s caller: its locals name the next graph's inputs)
+        self.names.update(_local_names(caller.f_locals))
+        self.stretches.append(_Stretch())
+
+    def finish(self, result: Any) -> list[tuple[GraphModule, GraphCompileReason | None]]:
+        """The graphs that ran an operation, each with the reason it ended and its output:
+        what it made that later graphs or ``result`` use."""
+        used = {id(t) for t in tree_flatten(result)[0] if isinstance(t, Tensor)}
+        for stretch in self.stretches:
+            used.update(stretch.taken)
+        done = []
+        for stretch, reason in zip(self.stretches, [*self.reasons, None]):
+            if not any(node.op.startswith("call_") for node in stretch.graph.nodes):
+                continue
+            outputs = [
+                stretch.node(t, self.names) for key, (_, t) in list(stretch.made.items()) if key in used
+            ]
+            stretch.graph.output(tuple(outputs))
+            done.append((GraphModule(Module(), stretch.graph), reason))
+        return done
+
+
+def _local_names(scope: dict[str, Any], prefix: str = "L_") -> dict[int, str]:
+    """``id(tensor) -> name`` for the tensors among ``scope``'s values, as PyTorch names
+    a graph's inputs (``L_x_``)."""
+    return {id(v): f"{prefix}{k}_" for k, v in scope.items() if isinstance(v, Tensor)}
+
+
+def _input_names(f: Callable, args: tuple, kwargs: dict) -> dict[int, str]:
+    """The names PyTorch's graphs give ``f``'s inputs: an explained module's parameters and
+    buffers (``L_fn_modules_0_parameters_weight_``) and its arguments (``L_args_0_``), a
+    function's arguments by their names (``L_x_``)."""
+    if isinstance(f, Module):
+        names = {}
+        for kind, pairs in (("parameters", f.named_parameters()), ("buffers", f.named_buffers())):
+            for path, t in pairs:
+                *mods, leaf = path.split(".")
+                names[id(t)] = "L_fn_" + "".join(f"modules_{m}_" for m in mods) + f"{kind}_{leaf}_"
+        positional = {id(a): f"L_args_{i}_" for i, a in enumerate(args) if isinstance(a, Tensor)}
+        return {**names, **positional, **_local_names(kwargs, "L_kwargs_")}
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {}
+    return _local_names(bound.arguments)
 
 
 def _graph_target(func: Callable) -> Any:
@@ -128,17 +230,19 @@ def explain(f: Callable, *extra_args: Any, **extra_kwargs: Any) -> Any:
     :class:`ExplainOutput` (the old form ``explain(f, *args)`` warns and runs at once)."""
 
     def inner(*args: Any, **kwargs: Any) -> ExplainOutput:
-        recorder, before = _Recorder(), _active.recorder
+        recorder, before = _Recorder(_input_names(f, args, kwargs)), _active.recorder
         _active.recorder = recorder
         try:
             with _compiled_region(), recorder:
-                f(*args, **kwargs)
+                result = f(*args, **kwargs)
         finally:
             _active.recorder = before
-        graphs = [(ops, reason) for ops, reason in zip(recorder.ops, [*recorder.reasons, None]) if ops]
-        ops_per_graph = [ops for ops, _ in graphs]
+        graphs = recorder.finish(result)
+        ops_per_graph = [
+            [node.target for node in gm.graph.nodes if node.op == "call_function"] for gm, _ in graphs
+        ]
         return ExplainOutput(
-            graphs=[],
+            graphs=[gm for gm, _ in graphs],
             graph_count=len(graphs),
             graph_break_count=len(graphs) - 1,
             break_reasons=[reason for _, reason in graphs if reason is not None],

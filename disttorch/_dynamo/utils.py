@@ -1,14 +1,13 @@
 """``torch._dynamo.utils``: ``counters``, the compiler's event counts that programs and tests
-read (``counters["stats"]["calls_captured"]``, ...), and ``compile_times``; nothing is
-compiled here, so nothing is counted or timed: every count reads 0, the table is empty."""
+read (``counters["stats"]["calls_captured"]``, ``["unique_graphs"]``, ``counters["frames"]``:
+counted as PyTorch's compiler would count them, see ``disttorch._compile_cache``), and
+``compile_times``; nothing is compiled here, so nothing is timed: the table is empty."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from .._compile_cache import counters
 
 __all__ = ["compile_times", "counters"]
-
-counters: defaultdict[str, Counter] = defaultdict(Counter)
 
 
 def compile_times(repr: str = "str", aggregate: bool = False) -> str | None | tuple[list[str], list[str]]:

@@ -101,6 +101,15 @@ from .object_collectives import (
     send_object_list,
 )
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
+from .process_group_ops import (  # (binds ProcessGroup's own collectives: pg.allreduce, ...)
+    AllgatherOptions,
+    AllreduceCoalescedOptions,
+    AllreduceOptions,
+    BarrierOptions,
+    BroadcastOptions,
+    ReduceOptions,
+    ReduceScatterOptions,
+)
 from .reduce_ops import ReduceOp, reduce_op, supports_complex
 from .remote_device import _remote_device
 from .store import FileStore, HashStore, PrefixStore, Store, TCPStore
@@ -138,6 +147,13 @@ __all__ = [
     "default_pg_timeout",
     "ReduceOp",
     "reduce_op",
+    "AllgatherOptions",
+    "AllreduceCoalescedOptions",
+    "AllreduceOptions",
+    "BarrierOptions",
+    "BroadcastOptions",
+    "ReduceOptions",
+    "ReduceScatterOptions",
     "supports_complex",
     "Work",
     "Future",

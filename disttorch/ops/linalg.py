@@ -306,26 +306,44 @@ class Einsum(Function):
 
 
 def _pytorch_layout(out: np.ndarray, subs: list, out_sub: str, shapes: list) -> np.ndarray:
-    """A two-operand einsum's result laid out in memory as PyTorch's, so a later ``view``
-    works where PyTorch's does (Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``),
-    ``stride()`` agrees and layout-following ops (dropout's mask) draw as PyTorch's.
+    """An einsum's result laid out in memory as PyTorch's, so a later ``view`` works where
+    PyTorch's does (Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``), ``stride()``
+    agrees and layout-following ops (dropout's mask) draw as PyTorch's.
 
-    PyTorch aligns both operands to the output's letters, then the summed ones (A-Z, a-z),
-    and multiplies them with one ``bmm`` whose result holds the letters non-trivial (size
-    not 1) in both, then the left's own, then the right's own (size-1 letters count as the
-    right's), each in aligned order; when all of the right's own precede the left's, the
-    operands swap. Results without a ``bmm`` (nothing summed in both) keep NumPy's layout."""
-    if len(subs) != 2 or out.ndim < 2:
+    PyTorch aligns the operands to the output's letters, then the summed ones (A-Z, a-z);
+    one operand with letters to sum is reduced (a contiguous result); more are multiplied
+    pairwise from the left (as PyTorch does without ``opt_einsum``), each operand's own
+    summed letters summed first, so the result is the last pair's (see :func:`_pair_layout`),
+    whose left side holds the letters of those before it that are still needed."""
+    if len(subs) == 1:  # (one operand with nothing to sum is a view: see einsum)
+        return out if out.flags.c_contiguous else out.copy()
+    if out.ndim < 2:
         return out
+    summed = sorted(set("".join(subs)) - set(out_sub), key=lambda c: (c.islower(), c))
+    if len(subs) > 2:  # the left: what the pairs before made (taken as contiguous in aligned order)
+        keep = set(out_sub) | set(subs[-1])
+        sizes = {c: n for t, sh in zip(subs[:-1], shapes[:-1]) for c, n in zip(t, sh) if n != 1}
+        left = [c for c in list(out_sub) + summed if c in keep and c in sizes]
+        subs, shapes = ["".join(left), subs[-1]], [tuple(sizes[c] for c in left), shapes[-1]]
+    return _pair_layout(out, subs, out_sub, shapes, summed)
+
+
+def _pair_layout(out: np.ndarray, subs: list, out_sub: str, shapes: list, summed: list) -> np.ndarray:
+    """``out`` laid out as PyTorch's product of two operands aligned to the output's
+    letters and then all the ``summed`` ones. With letters summed in both, one ``bmm``
+    whose result holds the letters non-trivial (size not 1) in both, then the left's own,
+    then the right's own (size-1 letters, summed ones too, count as the right's), each in
+    aligned order; when all of the right's own precede the left's, the operands swap.
+    Otherwise a broadcast ``mul``, whose result follows its operands' strides as PyTorch's
+    elementwise ops order dims (:func:`_elementwise_order`)."""
     sizes = [dict(zip(t, sh)) for t, sh in zip(subs, shapes)]
-    summed = sorted(set(subs[0] + subs[1]) - set(out_sub), key=lambda c: (c.islower(), c))
     aligned = list(out_sub) + summed
     lro, lo, ro, bmm_summed = [], [], [], False
     for k, c in enumerate(aligned):
         sl, sr = sizes[0].get(c, 1) != 1, sizes[1].get(c, 1) != 1
         if c in summed:
             bmm_summed |= sl and sr
-            if not (sl and sr):  # summed beforehand (or size 1): a size-1 dim of the right's
+            if not (sl and sr):  # summed beforehand, or by an earlier pair: a size-1 dim of the right's
                 ro.append(k)
         elif sl and sr:
             lro.append(k)
@@ -333,12 +351,57 @@ def _pytorch_layout(out: np.ndarray, subs: list, out_sub: str, shapes: list) -> 
             lo.append(k)
         else:
             ro.append(k)
-    if not bmm_summed:
-        return out
-    if lo and ro and ro[-1] < lo[0]:
-        lo, ro = ro, lo
-    perm = [k for k in lro + lo + ro if k < len(out_sub)]
+    if bmm_summed:
+        if lo and ro and ro[-1] < lo[0]:
+            lo, ro = ro, lo
+        perm = [k for k in lro + lo + ro if k < len(out_sub)]
+    else:
+        strides = [_aligned_strides(t, sh, out_sub, summed, out.shape) for t, sh in zip(subs, shapes)]
+        perm = _elementwise_order(out.shape, strides)[::-1]  # (slowest first)
     return np.ascontiguousarray(out.transpose(perm)).transpose(np.argsort(perm))
+
+
+def _aligned_strides(sub: str, shape: tuple, out_sub: str, summed: list, common: tuple) -> list[int]:
+    """An operand's strides (in elements) over the output's letters, as PyTorch's einsum
+    multiplies it: its own summed letters summed first (a contiguous result), a letter it
+    lacks or holds once where the product has more broadcast (stride 0)."""
+    size = dict(zip(sub, shape))
+    dims = [size.get(c, 1) for c in out_sub]
+    if any(c in summed for c in sub):
+        strides = np.cumprod([1, *dims[::-1]])[:-1][::-1].tolist()
+    else:
+        own = dict(zip(sub, np.empty(shape, np.int8).strides if shape else ()))
+        strides = [own.get(c, 0) for c in out_sub]
+    return [0 if n == 1 and m != 1 else st for st, n, m in zip(strides, dims, common)]
+
+
+def _elementwise_order(shape: tuple, strides: list[list[int]]) -> list[int]:
+    """The dims of an elementwise op's result from fastest to slowest, as PyTorch's
+    ``TensorIterator`` orders them: by the first operand whose strides of the two dims
+    differ (broadcast dims decide nothing), equal strides putting the smaller size first."""
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape)))[::-1]
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            order = should_swap(perm[d0], perm[d1])
+            if order > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif order < 0:
+                break
+    return perm
 
 
 def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
@@ -379,6 +442,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         require_same_scalar_type(*(operands[i] for i in contracted))
     dtype = _promoted_dtype([o._data for o in operands])
     operands = tuple(o if o._data.dtype == dtype else o.to(from_numpy(dtype)) for o in operands)
+    if len(operands) == 1 and set(subs[0]) <= set(out):  # nothing summed: a view, as PyTorch's
+        sub, view = _diagonals(0, subs[0], operands[0])
+        return view.permute([sub.index(c) for c in out])
     for i, (t, o) in enumerate(zip(subs, operands)):
         if o.requires_grad and len(set(t)) != len(t):
             subs[i], o = _diagonals(i, t, o)

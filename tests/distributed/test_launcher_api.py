@@ -3,6 +3,7 @@ with torchrun's environment (accelerate's ``notebook_launcher`` does this), retu
 results, restarts them after a failure up to ``max_restarts``, then raises ``ChildFailedError``
 naming the first failure."""
 
+import json
 import os
 import sys
 import textwrap
@@ -117,3 +118,33 @@ def test_numa_options_are_accepted_as_pytorchs():
     assert repr(options) == repr(binding.NumaOptions(binding.AffinityMode.NODE))
     with pytest.raises(AttributeError):
         options.affinity_mode = AffinityMode.SOCKET  # frozen, as PyTorch's
+
+
+@pytest.mark.parity
+def test_record_copies_a_failed_childs_error_file_as_pytorchs(tmp_path, monkeypatch):
+    # a ChildFailedError was recorded as an exception of its own, the child's root cause lost
+    pytest.importorskip("torch")
+
+    def parent_file(errors) -> dict:
+        child = tmp_path / "child.json"
+        child.write_text(
+            json.dumps({"message": {"message": "ValueError: bad", "extraInfo": {"timestamp": "1"}}})
+        )
+        mine = tmp_path / "mine.json"
+        mine.write_text("{}")  # (replaced, as PyTorch's)
+        monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(mine))
+        failure = errors.ProcessFailure(local_rank=0, pid=1, exitcode=3, error_file=str(child))
+
+        @errors.record
+        def main():
+            raise errors.ChildFailedError("train", {0: failure})
+
+        with pytest.raises(errors.ChildFailedError):
+            main()
+        return json.loads(mine.read_text())
+
+    from torch.distributed.elastic.multiprocessing import errors as theirs
+
+    from disttorch.distributed.elastic.multiprocessing import errors as ours
+
+    assert parent_file(ours) == parent_file(theirs)

@@ -434,3 +434,41 @@ def test_einsum_results_are_laid_out_as_pytorchs():
 @pytest.mark.parity
 def test_einsum_strides_match_pytorch(torch):
     assert _einsum_strides(dt) == _einsum_strides(torch)
+
+
+_MORE_LAYOUT_CASES = [  # one operand, three, and products without a bmm
+    ("ijk->ki", ((2, 3, 4),)),
+    ("ij,jk,kl->il", ((2, 3), (3, 4), (4, 5))),
+    ("ij,jk,kl->li", ((2, 3), (3, 4), (4, 5))),
+    ("abc,cd,de->abe", ((2, 3, 4), (4, 5), (5, 6))),
+    ("i,j,k->kji", ((3,), (4,), (2,))),
+    ("ij,ji->ji", ((2, 3), (3, 2))),
+    ("ij,kl->lkji", ((2, 3), (4, 5))),
+]
+
+
+def _more_einsum_layouts(lib) -> list:
+    g = lib.Generator().manual_seed(0)
+    out = []
+    for eq, shapes in _MORE_LAYOUT_CASES:
+        r = lib.einsum(eq, *(lib.randn(*s, generator=g) for s in shapes))
+        out.append((r.stride(), r.is_contiguous()))
+    x = lib.zeros(3, 3)
+    for eq in ("ij->ji", "ii->i", "ij->ij"):  # nothing summed: a view of the operand
+        v = lib.einsum(eq, x)
+        v.add_(1)
+        out.append((v._is_view(), v.stride(), x._version))
+    return out + [x.tolist()]
+
+
+def test_einsum_of_one_or_three_operands_and_without_bmm_is_laid_out_as_pytorchs():
+    # three operands and those without a bmm kept NumPy's layout; one operand with nothing
+    # summed shared its memory without being a view
+    layouts = _more_einsum_layouts(dt)
+    assert layouts[:3] == [((2, 1), True), ((5, 1), True), ((1, 5), False)]
+    assert layouts[7:9] == [(True, (1, 3), 1), (True, (4,), 2)]
+
+
+@pytest.mark.parity
+def test_more_einsum_layouts_match_pytorch(torch):
+    assert _more_einsum_layouts(dt) == _more_einsum_layouts(torch)

@@ -6,6 +6,9 @@ in PyTorch's JSON form (``{"message": {"message": "ValueError: ...", "extraInfo"
 {"py_callstack": ..., "timestamp": ...}}}``), where ``torchrun`` or ``disttorch-launch`` gave
 the worker that path; the launcher's own report of the exception comes from its bootstrap
 (``DISTTORCH_ERROR_FILE``, see ``disttorch._error_file``) with or without ``@record``. A
+``ChildFailedError`` (a launch from inside the function failed) is not recorded as such: the
+error file of its first failure is copied to ``TORCHELASTIC_ERROR_FILE`` with that failure's
+exit code as ``errorCode``, as torchrun's agent does, so the root cause travels up. A
 ``SystemExit`` with code 0 inside the function returns None instead of ending the process,
 as in PyTorch. Every exception passes through unchanged.
 """
@@ -32,38 +35,72 @@ _R = TypeVar("_R")
 def record(fn: Callable[..., _R], error_handler: Any = None) -> Callable[..., _R | None]:
     """Decorate a worker's top-level function (``@record def main(): ...``): it runs as is,
     its uncaught exceptions are written to ``TORCHELASTIC_ERROR_FILE`` when that is set (and
-    reach the launcher's report), and ``sys.exit(0)`` inside it returns None. ``error_handler``
-    is accepted for PyTorch's signature and not used."""
+    reach the launcher's report), a ``ChildFailedError``'s root cause is copied there, and
+    ``sys.exit(0)`` inside it returns None. ``error_handler``: an object with PyTorch's
+    ``ErrorHandler`` methods (``initialize``, ``record_exception``, ``dump_error_file``) to
+    use instead."""
+    handler = error_handler if error_handler is not None else _ErrorHandler()
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> _R | None:
+        handler.initialize()
         try:
             return fn(*args, **kwargs)
         except SystemExit as stop:
             if stop.code == 0:
                 return None
             raise
+        except ChildFailedError as failed:
+            _, failure = failed.get_first_failure()
+            if failure.error_file != _NOT_AVAILABLE:
+                handler.dump_error_file(failure.error_file, failure.exitcode)
+            raise
         except Exception as error:
-            _record_exception(error)
+            handler.record_exception(error)
             raise
 
     return wrapper
 
 
-def _record_exception(error: BaseException) -> None:
-    """Write ``error`` (being handled) to ``TORCHELASTIC_ERROR_FILE`` as PyTorch's
-    ``ErrorHandler.record_exception`` does; nothing when the variable is unset."""
-    path = os.environ.get("TORCHELASTIC_ERROR_FILE")
-    if not path:
-        return
-    data = {
-        "message": {
-            "message": f"{type(error).__name__}: {error}",
-            "extraInfo": {"py_callstack": traceback.format_exc(), "timestamp": str(int(time.time()))},
+_NOT_AVAILABLE = "<N/A>"
+
+
+class _ErrorHandler:
+    """``@record``'s default handler: PyTorch's ``ErrorHandler`` with its file formats."""
+
+    def initialize(self) -> None:
+        """Nothing to set up (the launcher's bootstrap reports faults)."""
+
+    def record_exception(self, error: BaseException) -> None:
+        """Write ``error`` (being handled) to ``TORCHELASTIC_ERROR_FILE`` as PyTorch's
+        ``ErrorHandler.record_exception`` does; nothing when the variable is unset."""
+        path = os.environ.get("TORCHELASTIC_ERROR_FILE")
+        if not path:
+            return
+        data = {
+            "message": {
+                "message": f"{type(error).__name__}: {error}",
+                "extraInfo": {"py_callstack": traceback.format_exc(), "timestamp": str(int(time.time()))},
+            }
         }
-    }
-    with open(path, "w") as f:
-        json.dump(data, f)
+        with open(path, "w") as f:
+            json.dump(data, f)
+
+    def dump_error_file(self, rootcause_error_file: str, error_code: int = 0) -> None:
+        """Copy a failed child's error record to ``TORCHELASTIC_ERROR_FILE`` (replacing what
+        is there), its ``errorCode`` set to ``error_code`` when that is not 0; nothing when
+        the variable is unset."""
+        with open(rootcause_error_file) as f:
+            rootcause = json.load(f)
+        if error_code and isinstance(rootcause.get("message"), dict):
+            rootcause["message"]["errorCode"] = error_code
+        path = os.environ.get("TORCHELASTIC_ERROR_FILE")
+        if not path:
+            return
+        if os.path.exists(path):
+            os.remove(path)
+        with open(path, "w") as f:
+            f.write(json.dumps(rootcause))
 
 
 @dataclasses.dataclass
@@ -74,7 +111,7 @@ class ProcessFailure:
     local_rank: int
     pid: int
     exitcode: int
-    error_file: str = "<N/A>"
+    error_file: str = _NOT_AVAILABLE
     message: str = ""
     timestamp: int = dataclasses.field(default_factory=lambda: int(time.time()))
 
@@ -85,7 +122,7 @@ class ProcessFailure:
                 return signal.Signals(-self.exitcode).name
             except ValueError:
                 return f"signal {-self.exitcode}"
-        return "<N/A>"
+        return _NOT_AVAILABLE
 
     def timestamp_isoformat(self) -> str:
         return datetime.datetime.fromtimestamp(self.timestamp).isoformat(sep="_")

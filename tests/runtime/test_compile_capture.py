@@ -1,0 +1,136 @@
+"""What a program sees of compilation beyond the result: ``explain``'s graphs, a compiled
+node's inputs, ``_dynamo.run``, per-thread config patches, outputs under ``no_grad``."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import disttorch
+
+
+@pytest.fixture(scope="module")
+def real_torch():
+    return pytest.importorskip("torch")
+
+
+def _nodes(gm) -> list:
+    return [(n.op, n.target if n.op != "call_function" else n.target.__name__) for n in gm.graph.nodes]
+
+
+@pytest.mark.parity
+def test_explain_gives_the_graphs_it_counts_as_pytorchs(real_torch):
+    # ``graphs`` was empty
+    def run(T) -> list:
+        def f(x, y):
+            a = x.sin() + y
+            b = T.cos(a) * 2
+            T._dynamo.graph_break()
+            return b.relu() - x
+
+        x, y = T.ones(3), T.full((3,), 2.0)
+        e = T._dynamo.explain(f)(x, y)
+        facts = [e.graph_count, e.op_count, [_nodes(g) for g in e.graphs]]
+        facts.append([[op.__name__ for op in ops] for ops in e.ops_per_graph])
+        facts.append(e.graphs[1](x * 3, x)[0].tolist())
+        module = T._dynamo.explain(T.nn.Sequential(T.nn.Linear(3, 2)))(x)
+        return [*facts, _nodes(module.graphs[0])]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_a_compiled_node_lists_inputs_needing_no_grad_as_pytorchs(real_torch):
+    # inputs needing no grad had no ``(None, 0)`` entry
+    def run(T) -> list:
+        def inputs(out) -> list:
+            return [type(n).__name__ if n is not None else None for n, _ in out.grad_fn.next_functions]
+
+        a, b = T.ones(3, requires_grad=True), T.ones(3)
+        lin = T.nn.Linear(3, 3)
+        lin.bias.requires_grad_(False)
+        seen = [inputs(T.compile(lambda x, y, z: x * 2 + y + z, backend="aot_eager")(a, b, a * 1))]
+        seen.append(inputs(T.compile(lin, backend="aot_eager")(a)))
+        seen.append(inputs(T.compile(lambda x, y: y * 2 + x, backend="aot_eager")(b, a)))
+        seen.append(inputs(T.compile(lambda x, y: b.sin() + x * y.sum(), backend="aot_eager")(b, a)))
+        return seen + [inputs(T.compile(lambda x, y: (x + 1) * y.shape[0], backend="aot_eager")(a, b))]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_compiles_are_counted_and_dynamo_run_reuses_them_as_pytorchs(real_torch):
+    # counters counted nothing, run(fn) always ran fn eagerly
+    def run(T) -> list:
+        counters = T._dynamo.utils.counters
+        counters.clear()
+
+        def f(x):
+            return (x * 2).sin(), T.compiler.is_compiling()
+
+        only_run = T._dynamo.run(f)
+        x = T.ones(2, 3, requires_grad=True)
+        facts = [only_run(x)[1]]
+        compiled = T.compile(f, backend="aot_eager")
+        for shape in [(2, 3), (2, 3), (3, 3), (4, 3), (1, 3), (5, 5)]:
+            compiled(T.ones(shape))
+            facts.append({k: dict(v) for k, v in counters.items()})
+        facts += [only_run(T.ones(6, 3))[1], only_run(x)[1], only_run(x)[0].grad_fn.name()]
+        T._dynamo.reset()
+        facts.append((only_run(T.ones(6, 3))[1], dict(counters["stats"])))
+        compiled(x)
+        with T.no_grad():
+            compiled(x)
+        return [*facts, {k: dict(v) for k, v in counters.items()}]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_config_settings_hold_per_thread_as_pytorchs(real_torch):
+    # a patch or an assignment was the process's
+    def run(T) -> list:
+        config = T._dynamo.config
+
+        def elsewhere(read):
+            seen = []
+            thread = threading.Thread(target=lambda: seen.append(read()))
+            thread.start()
+            thread.join()
+            return seen[0]
+
+        patch = config.patch(suppress_errors=True)
+
+        def patched():
+            with patch:
+                return config.suppress_errors, config.get_config_copy()["suppress_errors"]
+
+        with patch:
+            facts = [config.suppress_errors, elsewhere(lambda: config.suppress_errors), elsewhere(patched)]
+        config.cache_size_limit = 3
+        facts += [config.suppress_errors, config.recompile_limit, elsewhere(lambda: config.recompile_limit)]
+        elsewhere(lambda: setattr(config, "verbose", True))
+        facts.append(config.verbose)
+        config.recompile_limit = 8
+        return facts
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
+def test_compiled_outputs_under_no_grad_are_views_as_pytorchs(real_torch):
+    # checked, not changed: PyTorch's outputs are views there too
+    def run(T) -> list:
+        def f(x):
+            w = x * 2
+            return w, w.view(2, 2), w[1:], x, x[1:], (x * 3)[::2]
+
+        x = T.arange(4.0)
+        with T.no_grad():
+            outs = T.compile(f, backend="aot_eager")(x)
+            facts = [[o._is_view() for o in outs], [o._base is outs[0] for o in outs], outs[3] is x]
+            outs[0].add_(1)
+        return [*facts, outs[4]._base is x, outs[1].tolist(), outs[2].tolist(), [o._version for o in outs]]
+
+    assert run(disttorch) == run(real_torch)
