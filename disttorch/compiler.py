@@ -105,7 +105,7 @@ def _run_compiled(
     if _state.depth or _State.stance[0] == "force_eager":
         with _compiled_region():
             return fn(*args, **kwargs)
-    key = _guards((held, args, kwargs))
+    key = _guards(held, (args, kwargs))
     if code is None or _compile_cache.compiled(code, key) is not None:
         return _run_graph(fn, args, kwargs, aot, held)
     captured = _Captured()
@@ -119,10 +119,10 @@ def _run_compiled(
     return out
 
 
-def _guards(inputs: Any) -> tuple:
-    """What PyTorch's guards check of a call's inputs: grad mode, and each tensor's dtype,
-    ``requires_grad`` and sizes."""
-    tensors = [t for t in tree_flatten(inputs)[0] if isinstance(t, Tensor)]
+def _guards(held: tuple, inputs: Any) -> tuple:
+    """What PyTorch's guards check of a call's inputs (and a module's parameters and buffers,
+    ``held``): grad mode, and each tensor's dtype, ``requires_grad`` and sizes."""
+    tensors = [*held, *(t for t in tree_flatten(inputs)[0] if isinstance(t, Tensor))]
     return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors)
 
 
@@ -175,8 +175,11 @@ def _run_graph(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple) 
     if not through:
         return out
     new = {id(v): n for v, n in zip(through, CompiledFunction.apply(*through))}
-    held_ids = {id(t) for t in held}
-    new[id(through[0])].grad_fn._shown_edges = _input_edges(through, start, held_ids, uses.first)
+    node = new[id(through[0])].grad_fn
+    # (walking the call's graph costs a pass over its nodes: done when a program first reads it)
+    node._shown_edges = functools.partial(
+        _input_edges, node.next_edges, start, {id(t) for t in held}, uses.first
+    )
     for v in made.values():
         _remade(v, new, views)
     return tree_unflatten([new.get(id(v), v) for v in leaves], spec)
@@ -214,7 +217,7 @@ class _FirstUses:
             self.__exit__()
 
 
-def _input_edges(outputs: list, start: int, held: set[int], unseen: dict[int, tuple]) -> tuple:
+def _input_edges(edges: tuple, start: int, held: set[int], unseen: dict[int, tuple]) -> tuple:
     """The edges from the nodes a call made (sequence number ``start`` on) to the graph
     before it (a leaf's ``AccumulateGrad``, an input's node), with ``(None, 0)`` for the
     inputs ``unseen`` by the graph, in the order the call first used them: the inputs of
@@ -222,7 +225,7 @@ def _input_edges(outputs: list, start: int, held: set[int], unseen: dict[int, tu
     and other parameters come first, as attributes PyTorch's compiler loads before the call."""
     first: dict[tuple, tuple] = {}  # (id(node), output_nr) -> ((first user's seq, slot), edge)
     seen: set[int] = set()
-    todo = [((-1, i), (t.grad_fn, t.output_nr)) for i, t in enumerate(outputs)]
+    todo = [((-1, i), edge) for i, edge in enumerate(edges)]
     while todo:
         use, edge = todo.pop()
         node = edge[0]

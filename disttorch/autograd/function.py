@@ -108,7 +108,8 @@ class Node:
     _n_outputs = 1
     _unlisted: tuple = ()  # indices of the arguments that are not PyTorch's tensor inputs
     _shown = False  # a class named as PyTorch's node (see node_types), made for one op's class
-    _shown_edges: tuple | None = None  # a composite's inputs' edges: PyTorch's one node (named_node)
+    # a composite's inputs' edges: PyTorch's one node (named_node); a callable gives them when first read
+    _shown_edges: tuple | Callable[[], tuple] | None = None
 
     def name(self) -> str:
         return unshown(type(self)).__name__
@@ -117,8 +118,11 @@ class Node:
     def next_functions(self) -> tuple:
         """``((node, output_nr), ...)`` for each of PyTorch's tensor inputs of the op,
         ``(None, 0)`` where that input does not require grad."""
-        if self._shown_edges is not None:
-            return self._shown_edges
+        shown = self._shown_edges
+        if shown is not None:
+            if callable(shown):
+                self._shown_edges = shown = shown()
+            return shown
         hidden = self._unlisted
         return tuple(
             e if e is not None else (None, 0) for i, e in enumerate(self.next_edges) if i not in hidden
