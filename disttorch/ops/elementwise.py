@@ -48,6 +48,7 @@ from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
+from ..kernels.vml import rounded_log, rounded_tanh
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
@@ -537,7 +538,7 @@ class Expm1(_FloatUnary):
 
 
 class Log(_FloatUnary):
-    ufunc, quiet = _vml(np.log, "Ln", widen=False), True
+    ufunc, quiet = _vml(np.log, "Ln", widen=False, rounded=rounded_log), True
 
     @staticmethod
     def derivative(x, y):
@@ -658,7 +659,7 @@ class _OneMinusSquare(_FloatUnary):
 
 
 class Tanh(_FloatUnary):
-    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False), True
+    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False, rounded=rounded_tanh), True
     fused_backward = staticmethod(tanh_grad)
 
     @staticmethod
