@@ -4,8 +4,8 @@
 SLEEF computes it in double-float arithmetic (a value as an unevaluated sum ``hi + lo`` of two
 float32s): ``exp(a)`` reduced by ln 2 split in two parts, a degree-4 polynomial and three
 double-float steps, scaled by ``2^q``, then ``- 1`` and the sum rounded once. Every float32
-operation rounds on its own (``njit(contract=False)``); a fused multiply-add is the float64
-product (exact) plus the addend, rounded once to float32, as in :mod:`.vec_exp_loops`.
+operation rounds on its own (``njit(contract=False)``); a fused multiply-add is the
+processor's, as in :mod:`.vec_exp_loops`.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """
@@ -25,7 +25,7 @@ _F = np.float32
 @njit(contract=False)
 def _fms(a, b, c):  # pragma: no cover - compiled
     """``a * b - c`` rounded once (the exact error of a float32 product ``c``)."""
-    return _F(np.float64(a) * np.float64(b) - np.float64(c))
+    return _fma(a, b, -c)
 
 
 @njit(contract=False)
