@@ -13,7 +13,7 @@ keep NumPy's float32 loop without MKL (``widen=False``): within three units in t
 place of PyTorch's, and faster than PyTorch's. ``exp`` is widened: on an AVX-512 machine
 that took 2.2x NumPy's float32 loop, as long as PyTorch's own one-thread ``exp``, and
 programs print its values (NumPy's loop was off in 39% of the elements). ``log`` and
-``tanh`` are rounded once by compiled loops (``rounded``, :mod:`disttorch.kernels.rounded_loops`:
+``tanh`` are rounded once by compiled loops (``float32_loop``, :mod:`disttorch.kernels.rounded_loops`:
 some 2.5x NumPy's float32 loop) where numba is installed, else they keep NumPy's float32
 loop. (On an AMD machine MKL's float32 ``log`` is itself off the correctly rounded value in
 some 1-8% of the elements: those stay a unit apart.)
@@ -31,7 +31,7 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["mkl_runtime", "rounded_log", "rounded_tanh", "unary", "LOADED"]
+__all__ = ["mkl_runtime", "rounded_log", "rounded_tanh", "sleef_log1p", "unary", "LOADED"]
 
 _MODE = 0x2 | 0x140000 | 0x100  # VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE
 _CHUNK = 2**31 - 1  # MKL_INT is 32-bit (LP64)
@@ -98,6 +98,19 @@ def _load_rounded_loops():
     return rounded_loops
 
 
+def _load_vec_log_loops():
+    from . import vec_log_loops
+
+    return vec_log_loops
+
+
+def sleef_log1p(x: np.ndarray) -> np.ndarray | None:
+    """Float32 ``log1p(x)`` with SLEEF's ``log1pf`` on every element, as PyTorch's kernel (a
+    vectorised map: a short tail too), or ``None`` without numba."""
+    loops = compiled(_load_vec_log_loops)
+    return None if loops is None else _dense_map(x, loops.log1p)
+
+
 def rounded_log(x: np.ndarray) -> np.ndarray | None:
     """Float32 ``log(x)`` in float64 rounded once by a compiled loop, or ``None`` without numba."""
     loops = compiled(_load_rounded_loops)
@@ -116,20 +129,20 @@ def unary(
     ufunc: Callable,
     vml_name: str | None,
     widen: bool = True,
-    rounded: Callable[[np.ndarray], np.ndarray | None] | None = None,
+    float32_loop: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """``x -> ufunc(x)`` computed as PyTorch's CPU build does where that is known: MKL's VML
     function ``vml_name`` (``"Exp"``, ``"Ln"``...) for float32/float64 when MKL is installed;
-    else float32 by ``rounded`` (a compiled loop rounding float64's value once, ``None``
-    without numba), or with ``widen`` in float64 rounded once; other dtypes by ``ufunc``."""
+    else float32 by ``float32_loop`` (a compiled loop: ``None`` without numba), or with
+    ``widen`` in float64 rounded once; other dtypes by ``ufunc``."""
 
     def f(x: np.ndarray) -> np.ndarray:
         if x.dtype == np.float32 or (x.dtype == np.float64 and vml_name):
             lib = mkl_runtime() if vml_name else None
             if lib is not None:
                 return _mkl_call(("vms" if x.dtype == np.float32 else "vmd") + vml_name, x)
-            if x.dtype == np.float32 and rounded is not None:
-                out = rounded(x)
+            if x.dtype == np.float32 and float32_loop is not None:
+                out = float32_loop(x)
                 if out is not None:
                     return out
             if widen and x.dtype == np.float32:

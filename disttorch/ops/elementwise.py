@@ -48,7 +48,7 @@ from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
-from ..kernels.vml import rounded_log, rounded_tanh
+from ..kernels.vml import rounded_log, rounded_tanh, sleef_log1p
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
@@ -538,7 +538,7 @@ class Expm1(_FloatUnary):
 
 
 class Log(_FloatUnary):
-    ufunc, quiet = _vml(np.log, "Ln", widen=False, rounded=rounded_log), True
+    ufunc, quiet = _vml(np.log, "Ln", widen=False, float32_loop=rounded_log), True
 
     @staticmethod
     def derivative(x, y):
@@ -546,7 +546,7 @@ class Log(_FloatUnary):
 
 
 class Log1p(_FloatUnary):
-    ufunc, quiet = _vml(np.log1p, None), True
+    ufunc, quiet = _vml(np.log1p, None, float32_loop=sleef_log1p), True
     _node_name, _profiled_as = "Log1PBackward0", "aten::log1p"
 
     @staticmethod
@@ -659,7 +659,7 @@ class _OneMinusSquare(_FloatUnary):
 
 
 class Tanh(_FloatUnary):
-    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False, rounded=rounded_tanh), True
+    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False, float32_loop=rounded_tanh), True
     fused_backward = staticmethod(tanh_grad)
 
     @staticmethod

@@ -121,3 +121,14 @@ def test_sigmoid_and_silu_give_pytorch_bits(torch, n):
         dy.backward(dt.from_numpy(g))
         np.testing.assert_array_equal(dy.detach().numpy(), ty.detach().numpy(), err_msg=name)
         np.testing.assert_array_equal(dx.grad.numpy(), tx.grad.numpy(), err_msg=name)
+
+
+@pytest.mark.skipif(vml.sleef_log1p(np.ones(1, np.float32)) is None, reason="needs numba (the fast extra)")
+@pytest.mark.parametrize("n", [1, 33, None])
+def test_float32_log1p_gives_pytorch_bits(torch, monkeypatch, n):
+    """PyTorch's kernel: SLEEF's log1pf on every element (a vectorised map, the tail too)."""
+    monkeypatch.setattr(vml, "mkl_runtime", lambda: None)
+    x = np.concatenate([_inputs(np.float32), [-1.0, -1.5, -0.999, 3e38, 1e38]]).astype(np.float32)
+    x = np.concatenate([x - 1, x])[:n]
+    expected, got = _both(torch, "log1p", x)
+    np.testing.assert_array_equal(got, expected)
