@@ -2,7 +2,7 @@
 1-ulp ``expf(-x)`` step by step on the elements of whole 32-element blocks, the C library's
 (float64's ``exp`` rounded once) on the elements after them, and ``1 +`` that.
 Every float32 operation rounds on its own (``njit(contract=False)``); a fused multiply-add is
-the processor's (:func:`_fma`), as SLEEF's.
+the processor's (:func:`.jit_intrinsics.fma32`), as SLEEF's.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """
@@ -12,31 +12,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from .jit import njit
+from .jit_intrinsics import fma32 as _fma
 
 __all__ = ["one_plus", "reduce"]
 
 _F = np.float32
-
-
-@intrinsic
-def _fma(typingctx, a, b, c):  # pragma: no cover - compiled
-    """float32 ``a * b + c`` rounded once: the processor's fused multiply-add (LLVM's
-    ``llvm.fma.f32``), so that the loops vectorise at 16 float32s a step."""
-    if not all(t == types.float32 for t in (a, b, c)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        f = ir.FloatType()
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f, [f, f, f]), "llvm.fma.f32")
-        return builder.call(fn, args)
-
-    return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 @njit(contract=False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import njit
-from .vec_exp_loops import _fma
+from .jit_intrinsics import fma32 as _fma
 
 __all__ = ["expm1"]
 

@@ -19,17 +19,16 @@ import math
 import numpy as np
 
 from .jit import njit
-from .vec_exp_loops import _fma
-from .vec_expm1_loops import _fms
+from .jit_intrinsics import bits_to_float32, float32_bits
+from .jit_intrinsics import fma32 as _fma
+from .vec_expm1_loops import _add, _add2, _fms, _mul, _mul2
 
-__all__ = ["log1p"]
+__all__ = ["log1p", "pow"]
 
 _F = np.float32
 #: the factor SLEEF takes ``getexp`` of ``1 + x`` after (so the reduced argument lies in
-#: [0.75, 1.5)); :func:`log1p` reads that product's exponent from its bits
+#: [0.75, 1.5)); its exponent is read from its bits
 _LOG1P_SCALE = _F(1.0 / 0.75)
-#: ``2^-(f - 127)`` for a float32 exponent field ``f``: SLEEF's ``ldexp(1, -getexp)``
-_INV_POW2 = np.ldexp(np.float32(1.0), 127 - np.arange(256)).astype(np.float32)
 _LN2_HI, _LN2_LO = _F(0.69314718246459960938), _F(-1.904654323148236017e-09)
 _LOG1P_BOUND = _F(1.0e38)  # above: SLEEF's log instead (here float64's, rounded once)
 
@@ -37,16 +36,11 @@ _LOG1P_BOUND = _F(1.0e38)  # above: SLEEF's log instead (here float64's, rounded
 @njit(contract=False)
 def log1p(x, out):  # pragma: no cover - compiled
     """``out[j] = log1p(x[j])`` with SLEEF's ``log1pf``. Branch-free but for the rare huge ``x``."""
-    scaled = np.empty(x.size, np.float32)  # getexp's argument; its exponent field read as int32
-    for j in range(x.size):
-        scaled[j] = _F(x[j] + _F(1.0)) * _LOG1P_SCALE
-    scaled_bits = scaled.view(np.int32)
-    inv_pow2 = _INV_POW2
     for j in range(x.size):
         d = x[j]
-        field = (scaled_bits[j] >> 23) & 0xFF
+        field = (float32_bits(_F(d + _F(1.0)) * _LOG1P_SCALE) >> 23) & 0xFF
         e = _F(field - 127)  # getexp; inf's field gives 128, as SLEEF's fix-up
-        t = inv_pow2[field]
+        t = bits_to_float32(np.int32((254 - field) << 23))  # 2^-e (SLEEF's ldexp3 of 1)
         m = _fma(d, t, _F(t - _F(1.0)))
         sh, sl = _F(_LN2_HI * e), _fma(_LN2_LO, e, _fms(_LN2_HI, e, _F(_LN2_HI * e)))
         dh = _F(_F(2.0) + m)  # the divisor 2 + m as a double-float
@@ -69,6 +63,124 @@ def log1p(x, out):  # pragma: no cover - compiled
         r = _F(np.nan) if d < _F(-1.0) else r
         r = _F(-np.inf) if d == _F(-1.0) else r
         out[j] = d if d == _F(0.0) or d != d else r  # -0.0, +0.0 and NaN as they are
-    for j in range(x.size):
+    for j in range(x.size):  # (huge, inf: SLEEF's log there; here float64's, rounded once)
         if x[j] > _LOG1P_BOUND:
             out[j] = _F(math.log(np.float64(x[j])))
+
+
+_POW_SCALE = _F(1.0 / 0.75)  # as in log1p: getexp of |x| times this, the mantissa in [0.75, 1.5)
+_R_LN2 = _F(1.442695040888963407359924681001892137426645954152985934135449406931)
+_L2U, _L2L = _F(0.693145751953125), _F(1.428606765330187045e-06)
+
+
+@njit(contract=False)
+def _div(nh, nl, dh, dl):  # pragma: no cover - compiled
+    """``(nh + nl) / (dh + dl)`` as a double-float (SLEEF's, with fused multiply-adds)."""
+    t = _F(_F(1.0) / dh)
+    s = _F(nh * t)
+    u = _fms(t, nh, s)
+    v = _fma(-dl, t, _fma(-dh, t, _F(1.0)))
+    return s, _fma(s, v, _fma(nl, t, u))
+
+
+@njit(contract=False)
+def _sum(xh, xl, yh, yl):  # pragma: no cover - compiled
+    """``(xh + xl) + (yh + yl)`` as a double-float, ``|x| >= |y|`` (SLEEF's ``dfadd``)."""
+    s = _F(xh + yh)
+    return s, _F(_F(_F(_F(xh - s) + yh) + xl) + yl)
+
+
+@njit(contract=False)
+def _ldexp(u, q):  # pragma: no cover - compiled
+    """SLEEF's ``ldexp(u, q)`` for int32 ``q``: four steps of ``2^(16 k)`` (clamped), then one."""
+    m = np.int32(q >> 31)
+    m = np.int32(np.int32(np.int32(np.int32(m + q) >> 6) - m) << 4)
+    q = np.int32(q - np.int32(m << 2))
+    scale = bits_to_float32(np.int32(min(max(np.int32(m + 127), 0), 255) << 23))
+    u = _F(_F(_F(_F(u * scale) * scale) * scale) * scale)
+    return _F(u * bits_to_float32(np.int32(np.int32(q + 127) << 23)))
+
+
+@njit(contract=False)
+def pow(x, y, out):  # pragma: no cover - compiled
+    """``out[j] = x[j] ** y[j]`` with SLEEF's ``powf``: ``exp(y log|x|)`` in double-float, the
+    sign and C's special cases after; a subnormal ``x`` takes float64's power rounded once."""
+    n = x.size
+    for j in range(n):
+        a, b = x[j], y[j]
+        # logkf(|a|) as a double-float (lh, ll)
+        e = _F(((float32_bits(abs(a) * _POW_SCALE) >> 23) & 0xFF) - 127)  # getexp
+        frac = float32_bits(a) & 0x7FFFFF  # getmant: the mantissa in [0.75, 1.5)
+        m = bits_to_float32(np.int32(frac | (0x3F000000 if frac >= 0x400000 else 0x3F800000)))
+        nh = _F(_F(-1.0) + m)  # (m - 1) / (m + 1), both exact double-float sums
+        v = _F(nh - _F(-1.0))
+        nl = _F(_F(_F(-1.0) - _F(nh - v)) + _F(m - v))
+        dh = _F(_F(1.0) + m)
+        v = _F(dh - _F(1.0))
+        dl = _F(_F(_F(1.0) - _F(dh - v)) + _F(m - v))
+        xh, xl = _div(nh, nl, dh, dl)
+        x2h = _F(xh * xh)
+        x2l = _fma(_F(xh + xh), xl, _fms(xh, xh, x2h))
+        t = _fma(_F(0.240320354700088500976562), x2h, _F(0.285112679004669189453125))
+        t = _fma(t, x2h, _F(0.400007992982864379882812))
+        sh, sl = _mul(_LN2_HI, _LN2_LO, e)
+        sh, sl = _sum(sh, sl, _F(xh * _F(2.0)), _F(xl * _F(2.0)))
+        ph, pl = _mul(x2h, x2l, t)
+        ph, pl = _add2(ph, pl, _F(0.66666662693023681640625), _F(3.69183861259614332084311e-09))
+        ch, cl = _mul2(x2h, x2l, xh, xl)
+        ph, pl = _mul2(ch, cl, ph, pl)
+        lh, ll = _sum(sh, sl, ph, pl)
+        # expkf((lh, ll) * b)
+        dh, dl = _mul(lh, ll, b)
+        w = _F(_F(dh + dl) * _R_LN2)
+        q = np.int32(np.rint(w)) if abs(w) < _F(2147483648.0) else np.int32(-2147483648)
+        qf = _F(q)
+        sh, sl = _add(dh, dl, _F(qf * -_L2U))
+        sh, sl = _add(sh, sl, _F(qf * -_L2L))
+        s = _F(sh + sl)
+        sl = _F(_F(sh - s) + sl)
+        sh = s
+        u = _fma(_F(0.00136324646882712841033936), sh, _F(0.00836596917361021041870117))
+        u = _fma(u, sh, _F(0.0416710823774337768554688))
+        u = _fma(u, sh, _F(0.166665524244308471679688))
+        u = _fma(u, sh, _F(0.499999850988388061523438))
+        qh = _F(sh * sh)
+        ql = _fma(_F(sh + sh), sl, _fms(sh, sh, qh))
+        th, tl = _mul(qh, ql, u)
+        th, tl = _sum(sh, sl, th, tl)
+        s = _F(_F(1.0) + th)
+        tl = _F(_F(_F(_F(1.0) - s) + th) + tl)
+        r = _ldexp(_F(s + tl), q)
+        r = _F(0.0) if dh < _F(-104.0) else r
+        # powf's special cases, as selects (``&``, ``|``: no branches, so that the loop vectorises)
+        r = _F(np.inf) if r != r else r
+        big = abs(b) >= _F(16777216.0)
+        b_int = (np.trunc(b) == b) | big
+        b_odd = b_int & ~big & ((np.int32(_F(0.0) if big else np.trunc(b)) & 1) == 1)
+        r = _F(r * (_F(1.0) if a > _F(0.0) else ((_F(-1.0) if b_odd else _F(1.0)) if b_int else _F(np.nan))))
+        efx = abs(a) - _F(1.0)
+        efx = -efx if b < _F(0.0) else efx
+        r = (
+            (_F(0.0) if efx < _F(0.0) else (_F(1.0) if efx == _F(0.0) else _F(np.inf)))
+            if abs(b) == _F(np.inf)
+            else r
+        )
+        small = (b < _F(0.0)) != (a == _F(0.0))
+        edge = _F(math.copysign(_F(0.0) if small else _F(np.inf), a if b_odd else _F(1.0)))
+        r = edge if (abs(a) == _F(np.inf)) | (a == _F(0.0)) else r
+        r = _F(np.nan) if (a != a) | (b != b) else r
+        out[j] = _F(1.0) if (b == _F(0.0)) | (a == _F(1.0)) else r
+    _subnormal_bases(x, y, out)
+
+
+@njit(contract=False)
+def _subnormal_bases(x, y, out):  # pragma: no cover - compiled
+    """``out[j] = x[j] ** y[j]`` in float64, rounded once, where ``x[j]`` is subnormal."""
+    bits = x.view(np.int32)
+    count = 0  # (a count first: a vectorised scan; the fix-up loop only runs where needed)
+    for j in range(x.size):
+        count += np.uint32(np.int32(bits[j] & np.int32(0x7FFFFFFF)) - np.int32(1)) < np.uint32(0x7FFFFF)
+    if count:
+        for j in range(x.size):
+            if np.uint32(np.int32(bits[j] & np.int32(0x7FFFFFFF)) - np.int32(1)) < np.uint32(0x7FFFFF):
+                out[j] = _F(math.pow(np.float64(x[j]), np.float64(y[j])))
