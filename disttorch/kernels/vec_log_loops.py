@@ -23,12 +23,12 @@ from .jit_intrinsics import bits_to_float32, float32_bits
 from .jit_intrinsics import fma32 as _fma
 from .vec_expm1_loops import _add, _add2, _fms, _mul, _mul2
 
-__all__ = ["log1p", "pow"]
+__all__ = ["log", "log1p", "pow"]
 
 _F = np.float32
-#: the factor SLEEF takes ``getexp`` of ``1 + x`` after (so the reduced argument lies in
-#: [0.75, 1.5)); its exponent is read from its bits
-_LOG1P_SCALE = _F(1.0 / 0.75)
+#: the factor SLEEF takes ``getexp`` of ``1 + x`` (log1p) or ``|x|`` after (so the reduced
+#: argument lies in [0.75, 1.5)); its exponent is read from its bits
+_GETEXP_SCALE = _F(1.0 / 0.75)
 _LN2_HI, _LN2_LO = _F(0.69314718246459960938), _F(-1.904654323148236017e-09)
 _LOG1P_BOUND = _F(1.0e38)  # above: SLEEF's log instead (here float64's, rounded once)
 
@@ -38,7 +38,7 @@ def log1p(x, out):  # pragma: no cover - compiled
     """``out[j] = log1p(x[j])`` with SLEEF's ``log1pf``. Branch-free but for the rare huge ``x``."""
     for j in range(x.size):
         d = x[j]
-        field = (float32_bits(_F(d + _F(1.0)) * _LOG1P_SCALE) >> 23) & 0xFF
+        field = (float32_bits(_F(d + _F(1.0)) * _GETEXP_SCALE) >> 23) & 0xFF
         e = _F(field - 127)  # getexp; inf's field gives 128, as SLEEF's fix-up
         t = bits_to_float32(np.int32((254 - field) << 23))  # 2^-e (SLEEF's ldexp3 of 1)
         m = _fma(d, t, _F(t - _F(1.0)))
@@ -68,7 +68,6 @@ def log1p(x, out):  # pragma: no cover - compiled
             out[j] = _F(math.log(np.float64(x[j])))
 
 
-_POW_SCALE = _F(1.0 / 0.75)  # as in log1p: getexp of |x| times this, the mantissa in [0.75, 1.5)
 _R_LN2 = _F(1.442695040888963407359924681001892137426645954152985934135449406931)
 _L2U, _L2L = _F(0.693145751953125), _F(1.428606765330187045e-06)
 
@@ -102,6 +101,44 @@ def _ldexp(u, q):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
+def _log_reduce(a):  # pragma: no cover - compiled
+    """SLEEF's reduction of ``log|a|`` (``a`` normal): ``|a| = 2^e m``, ``m`` in [0.75, 1.5)
+    (AVX-512's ``getexp`` of ``|a| * 4/3`` and ``getmant``, from the bits), and
+    ``(m - 1) / (m + 1)`` as a double-float: ``(e, xh, xl)``."""
+    e = _F(((float32_bits(abs(a) * _GETEXP_SCALE) >> 23) & 0xFF) - 127)
+    frac = float32_bits(a) & 0x7FFFFF
+    m = bits_to_float32(np.int32(frac | (0x3F000000 if frac >= 0x400000 else 0x3F800000)))
+    nh = _F(_F(-1.0) + m)  # m - 1 and m + 1, each an exact double-float sum
+    v = _F(nh - _F(-1.0))
+    nl = _F(_F(_F(-1.0) - _F(nh - v)) + _F(m - v))
+    dh = _F(_F(1.0) + m)
+    v = _F(dh - _F(1.0))
+    dl = _F(_F(_F(1.0) - _F(dh - v)) + _F(m - v))
+    xh, xl = _div(nh, nl, dh, dl)
+    return e, xh, xl
+
+
+@njit(contract=False)
+def log(x, out):  # pragma: no cover - compiled
+    """``out[j] = log(x[j])`` with SLEEF's 1-ulp ``logf`` for positive normal ``x[j]`` (a
+    softmax row's sum); zero, negatives, subnormals, inf and NaN take float64's, rounded."""
+    for j in range(x.size):
+        e, xh, xl = _log_reduce(x[j])
+        x2 = _F(xh * xh)
+        t = _fma(_F(0.3027294874), x2, _F(0.3996108174))
+        t = _fma(t, x2, _F(0.6666694880))
+        sh, sl = _mul(_LN2_HI, _LN2_LO, e)
+        sh, sl = _sum(sh, sl, _F(xh * _F(2.0)), _F(xl * _F(2.0)))
+        y = _F(_F(x2 * xh) * t)
+        s = _F(sh + y)
+        out[j] = _F(s + _F(_F(_F(sh - s) + y) + sl))
+    for j in range(x.size):
+        if not (np.float32(1.1754944e-38) <= x[j] < np.float32(np.inf)):
+            v = np.float64(x[j])
+            out[j] = _F(math.log(v)) if v >= 0.0 else _F(math.nan)
+
+
+@njit(contract=False)
 def pow(x, y, out):  # pragma: no cover - compiled
     """``out[j] = x[j] ** y[j]`` with SLEEF's ``powf``: ``exp(y log|x|)`` in double-float, the
     sign and C's special cases after; a subnormal ``x`` takes float64's power rounded once."""
@@ -109,16 +146,7 @@ def pow(x, y, out):  # pragma: no cover - compiled
     for j in range(n):
         a, b = x[j], y[j]
         # logkf(|a|) as a double-float (lh, ll)
-        e = _F(((float32_bits(abs(a) * _POW_SCALE) >> 23) & 0xFF) - 127)  # getexp
-        frac = float32_bits(a) & 0x7FFFFF  # getmant: the mantissa in [0.75, 1.5)
-        m = bits_to_float32(np.int32(frac | (0x3F000000 if frac >= 0x400000 else 0x3F800000)))
-        nh = _F(_F(-1.0) + m)  # (m - 1) / (m + 1), both exact double-float sums
-        v = _F(nh - _F(-1.0))
-        nl = _F(_F(_F(-1.0) - _F(nh - v)) + _F(m - v))
-        dh = _F(_F(1.0) + m)
-        v = _F(dh - _F(1.0))
-        dl = _F(_F(_F(1.0) - _F(dh - v)) + _F(m - v))
-        xh, xl = _div(nh, nl, dh, dl)
+        e, xh, xl = _log_reduce(a)
         x2h = _F(xh * xh)
         x2l = _fma(_F(xh + xh), xl, _fms(xh, xh, x2h))
         t = _fma(_F(0.240320354700088500976562), x2h, _F(0.285112679004669189453125))
