@@ -74,7 +74,11 @@ def loop_exp(x: np.ndarray) -> np.ndarray:
     cut = flat.size - flat.size % 32
     out = np.empty(flat.shape, np.float32)
     out[:cut] = sleef_exp(flat[:cut])
-    out[cut:] = np.exp(flat[cut:].astype(np.float64))
+    loops = compiled(_load_loops)
+    if loops is None:
+        out[cut:] = np.exp(flat[cut:].astype(np.float64))
+    else:
+        loops.c_exp(flat[cut:], out[cut:])
     return out.reshape(np.shape(x))
 
 
@@ -95,5 +99,5 @@ def loop_expm1(x: np.ndarray) -> np.ndarray:
     cut = flat.size - flat.size % 32
     out = np.empty(flat.shape, np.float32)
     loops.expm1(flat[:cut], out[:cut])
-    out[cut:] = np.expm1(flat[cut:].astype(np.float64))
+    loops.c_expm1(flat[cut:], out[cut:])
     return out.reshape(np.shape(x))

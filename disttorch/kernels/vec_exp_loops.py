@@ -1,6 +1,6 @@
 """Compiled loops of :mod:`disttorch.kernels.vec_exp` (numba, the ``fast`` extra): SLEEF's
 1-ulp ``expf(-x)`` step by step on the elements of whole 32-element blocks, the C library's
-(float64's ``exp`` rounded once) on the elements after them, and ``1 +`` that.
+``expf`` (numba's float32 ``math.exp``) on the elements after them, and ``1 +`` that.
 Every float32 operation rounds on its own (``njit(contract=False)``); a fused multiply-add is
 the processor's (:func:`.jit_intrinsics.fma32`), as SLEEF's.
 
@@ -16,7 +16,7 @@ import numpy as np
 from .jit import njit
 from .jit_intrinsics import fma32 as _fma
 
-__all__ = ["one_plus", "reduce"]
+__all__ = ["c_exp", "one_plus", "reduce"]
 
 _F = np.float32
 
@@ -50,4 +50,11 @@ def one_plus(x, e, out):  # pragma: no cover - compiled
         v = _F(np.inf) if d > _F(100.0) else v
         out[j] = one + (d if d != d else v)
     for j in range(e.size, x.size):
-        out[j] = one + _F(math.exp(-np.float64(x[j])))
+        out[j] = one + math.exp(-x[j])  # float32: the C library's expf, as PyTorch's scalar loop
+
+
+@njit(contract=False)
+def c_exp(x, out):  # pragma: no cover - compiled
+    """``out[j] = exp(x[j])`` by the C library's ``expf`` (PyTorch's scalar loops')."""
+    for j in range(x.size):
+        out[j] = math.exp(x[j])

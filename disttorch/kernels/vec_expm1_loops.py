@@ -12,12 +12,14 @@ Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .jit import njit
 from .jit_intrinsics import fma32 as _fma
 
-__all__ = ["expm1"]
+__all__ = ["c_expm1", "expm1"]
 
 _F = np.float32
 
@@ -96,3 +98,10 @@ def expm1(x, out):  # pragma: no cover - compiled
         r = _F(np.inf) if x[j] > _F(88.72283172607421875) else r
         r = _F(-1.0) if x[j] < _F(-16.635532333438687426013570) else r
         out[j] = x[j] if x[j] == _F(0.0) or x[j] != x[j] else r  # -0.0 and NaN as they are
+
+
+@njit(contract=False)
+def c_expm1(x, out):  # pragma: no cover - compiled
+    """``out[j] = expm1(x[j])`` by the C library's ``expm1f`` (PyTorch's scalar loops')."""
+    for j in range(x.size):
+        out[j] = math.expm1(x[j])

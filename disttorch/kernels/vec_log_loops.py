@@ -23,7 +23,7 @@ from .jit_intrinsics import bits_to_float32, float32_bits
 from .jit_intrinsics import fma32 as _fma
 from .vec_expm1_loops import _add, _add2, _fms, _mul, _mul2
 
-__all__ = ["log", "log1p", "pow"]
+__all__ = ["c_pow", "log", "log1p", "pow"]
 
 _F = np.float32
 #: the factor SLEEF takes ``getexp`` of ``1 + x`` (log1p) or ``|x|`` after (so the reduced
@@ -212,3 +212,10 @@ def _subnormal_bases(x, y, out):  # pragma: no cover - compiled
         for j in range(x.size):
             if np.uint32(np.int32(bits[j] & np.int32(0x7FFFFFFF)) - np.int32(1)) < np.uint32(0x7FFFFF):
                 out[j] = _F(math.pow(np.float64(x[j]), np.float64(y[j])))
+
+
+@njit(contract=False)
+def c_pow(x, y, out):  # pragma: no cover - compiled
+    """``out[j] = x[j] ** y[j]`` by the C library's ``powf`` (PyTorch's scalar loops')."""
+    for j in range(x.size):
+        out[j] = math.pow(x[j], y[j])
