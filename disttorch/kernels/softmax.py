@@ -21,7 +21,6 @@ import numpy as np
 
 from .jit import compiled
 from .threads import parallel_over
-from .vec_exp import sleef_exp
 
 __all__ = ["log_softmax", "softmax"]
 
@@ -40,22 +39,14 @@ def _last(a: np.ndarray, dim: int) -> bool:
 
 
 def _load_loops():
-    from . import softmax_loops, vec_log_loops
+    from . import softmax_loops
 
-    return softmax_loops, vec_log_loops
+    return softmax_loops
 
 
-def _vectorised_rows(x: np.ndarray) -> tuple | None:
-    """PyTorch's AVX-512 steps for float32 rows along the last dim of ``x`` (numba):
-    ``(x - max, exp(x - max), sum)`` with the sum in ``reduce_all``'s order, or ``None``."""
-    loops = compiled(_load_loops) if x.dtype == np.float32 and x.ndim else None
-    if loops is None:
-        return None
-    shifted = x - x.max(axis=-1, keepdims=True)
-    e = sleef_exp(shifted)
-    sums = np.empty(x.shape[:-1] + (1,), np.float32)
-    loops[0].row_sums(np.ascontiguousarray(e).reshape(-1, x.shape[-1]), sums.reshape(-1))
-    return shifted, e, sums
+def _rows(x: np.ndarray) -> np.ndarray:
+    """``x`` as C-ordered rows along its last dim (a copy only where it is not so)."""
+    return np.ascontiguousarray(x).reshape(-1, x.shape[-1])
 
 
 def softmax(a: np.ndarray, dim: int) -> np.ndarray:
@@ -68,10 +59,11 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
 
     def part(index: tuple) -> None:
         x, e = a[index], out[index]
-        rows = _vectorised_rows(x) if _last(a, dim) else None
-        if rows is not None:
-            _, ex, sums = rows
-            np.multiply(ex, np.float32(1.0) / sums, out=e)  # PyTorch's: times the reciprocal
+        loops = compiled(_load_loops) if a.dtype == np.float32 and a.ndim and _last(a, dim) else None
+        if loops is not None:
+            rows = np.empty(x.shape, np.float32)
+            loops.softmax(_rows(x), rows.reshape(-1, x.shape[-1]))
+            e[...] = rows
             return
         np.subtract(x, x.max(axis=dim, keepdims=True), out=e)
         np.exp(e, out=e)
@@ -95,13 +87,12 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
 
     def part(index: tuple) -> None:
         x, shifted, e = a[index], out[index], probs[index]
-        rows = _vectorised_rows(x) if low is None and _last(a, dim) else None
-        if rows is not None:
-            d, ex, sums = rows
-            logs = np.empty_like(sums)
-            compiled(_load_loops)[1].log(sums.reshape(-1), logs.reshape(-1))
-            np.subtract(d, logs, out=shifted)
-            np.divide(ex, sums, out=e)
+        torch_steps = low is None and a.dtype == np.float32 and a.ndim and _last(a, dim)
+        loops = compiled(_load_loops) if torch_steps else None
+        if loops is not None:
+            rows, p = np.empty(x.shape, np.float32), np.empty(x.shape, np.float32)
+            loops.log_softmax(_rows(x), rows.reshape(-1, x.shape[-1]), p.reshape(-1, x.shape[-1]))
+            shifted[...], e[...] = rows, p
             return
         np.subtract(x, x.max(axis=dim, keepdims=True), out=shifted)
         np.exp(shifted, out=e)

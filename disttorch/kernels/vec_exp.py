@@ -55,15 +55,10 @@ def sleef_exp(x: np.ndarray) -> np.ndarray:
     loops = compiled(_load_loops)
     if loops is None:
         return np.exp(x)
-    neg = -np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    u, q = np.empty(neg.size, np.float32), np.empty(neg.size, np.int32)
-    loops.reduce(neg, u, q)
-    with np.errstate(over="ignore"):
-        e = np.ldexp(u, q, out=u)
-    e[neg > 104.0] = 0.0
-    e[neg < -100.0] = np.inf
-    e[np.isnan(neg)] = np.nan
-    return e.reshape(np.shape(x))
+    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+    out = np.empty(flat.shape, np.float32)
+    loops.exp(flat, out)
+    return out.reshape(np.shape(x))
 
 
 def loop_exp(x: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from .jit_intrinsics import bits_to_float32, float32_bits
 from .jit_intrinsics import fma32 as _fma
 from .vec_expm1_loops import _add, _add2, _fms, _mul, _mul2
 
-__all__ = ["c_pow", "log", "log1p", "pow"]
+__all__ = ["c_pow", "log1p", "logf", "pow"]
 
 _F = np.float32
 #: the factor SLEEF takes ``getexp`` of ``1 + x`` (log1p) or ``|x|`` after (so the reduced
@@ -119,23 +119,17 @@ def _log_reduce(a):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def log(x, out):  # pragma: no cover - compiled
-    """``out[j] = log(x[j])`` with SLEEF's 1-ulp ``logf`` for positive normal ``x[j]`` (a
-    softmax row's sum); zero, negatives, subnormals, inf and NaN take float64's, rounded."""
-    for j in range(x.size):
-        e, xh, xl = _log_reduce(x[j])
-        x2 = _F(xh * xh)
-        t = _fma(_F(0.3027294874), x2, _F(0.3996108174))
-        t = _fma(t, x2, _F(0.6666694880))
-        sh, sl = _mul(_LN2_HI, _LN2_LO, e)
-        sh, sl = _sum(sh, sl, _F(xh * _F(2.0)), _F(xl * _F(2.0)))
-        y = _F(_F(x2 * xh) * t)
-        s = _F(sh + y)
-        out[j] = _F(s + _F(_F(_F(sh - s) + y) + sl))
-    for j in range(x.size):
-        if not (np.float32(1.1754944e-38) <= x[j] < np.float32(np.inf)):
-            v = np.float64(x[j])
-            out[j] = _F(math.log(v)) if v >= 0.0 else _F(math.nan)
+def logf(a):  # pragma: no cover - compiled
+    """SLEEF's 1-ulp ``logf`` of a positive normal float32 ``a`` (a softmax row's sum)."""
+    e, xh, xl = _log_reduce(a)
+    x2 = _F(xh * xh)
+    t = _fma(_F(0.3027294874), x2, _F(0.3996108174))
+    t = _fma(t, x2, _F(0.6666694880))
+    sh, sl = _mul(_LN2_HI, _LN2_LO, e)
+    sh, sl = _sum(sh, sl, _F(xh * _F(2.0)), _F(xl * _F(2.0)))
+    y = _F(_F(x2 * xh) * t)
+    s = _F(sh + y)
+    return _F(s + _F(_F(_F(sh - s) + y) + sl))
 
 
 @njit(contract=False)
