@@ -75,7 +75,7 @@ def test_float32_without_mkl_within_one_ulp(torch, monkeypatch):
         assert _ulps(expected, got).max() <= ulps, name
 
 
-@pytest.mark.skipif(vml.rounded_log(np.ones(1, np.float32)) is None, reason="needs numba (the fast extra)")
+@pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
 def test_float32_log_tanh_rounded_once(monkeypatch):
     """The compiled loops give float64's value rounded once, special values included, in the
     layout NumPy's loops give a dense array (a permuted one's kept; strided views, 0-d)."""
@@ -94,7 +94,7 @@ def test_float32_log_tanh_rounded_once(monkeypatch):
         np.testing.assert_array_equal(got, np.log(np.asarray(v, np.float64)).astype(np.float32))
 
 
-@pytest.mark.skipif(vml.rounded_log(np.ones(1, np.float32)) is None, reason="needs numba (the fast extra)")
+@pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
 def test_float32_log_tanh_near_pytorch(torch, monkeypatch):
     monkeypatch.setattr(vml, "mkl_runtime", lambda: None)
     x = _inputs(np.float32)
@@ -123,7 +123,7 @@ def test_sigmoid_and_silu_give_pytorch_bits(torch, n):
         np.testing.assert_array_equal(dx.grad.numpy(), tx.grad.numpy(), err_msg=name)
 
 
-@pytest.mark.skipif(vml.sleef_log1p(np.ones(1, np.float32)) is None, reason="needs numba (the fast extra)")
+@pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
 @pytest.mark.parametrize("n", [1, 33, None])
 def test_float32_log1p_gives_pytorch_bits(torch, monkeypatch, n):
     """PyTorch's kernel: SLEEF's log1pf on every element (a vectorised map, the tail too)."""
