@@ -8,15 +8,16 @@ functions here call those same functions: PyTorch's bits. Without it a float32 i
 computed in float64 and rounded once: the correctly rounded value, which VML's high-accuracy
 mode returns for some 99% of the inputs, where NumPy's own float32 loops differ from it in
 10-50% of the elements by one or two units in the last place. That costs 2-8x NumPy's
-float32 loop, so the functions of training's hot paths (``sin``, ``cos``, ``sqrt``, ``erf``)
-keep NumPy's float32 loop without MKL (``widen=False``): within three units in the last
-place of PyTorch's, and faster than PyTorch's. ``exp`` is widened: on an AVX-512 machine
-that took 2.2x NumPy's float32 loop, as long as PyTorch's own one-thread ``exp``, and
-programs print its values (NumPy's loop was off in 39% of the elements). ``log`` and
-``tanh`` are rounded once by compiled loops (``float32_loop``, :mod:`disttorch.kernels.rounded_loops`:
-some 2.5x NumPy's float32 loop) where numba is installed, else they keep NumPy's float32
-loop. (On an AMD machine MKL's float32 ``log`` is itself off the correctly rounded value in
-some 1-8% of the elements: those stay a unit apart.)
+float32 loop, so the functions of training's hot paths (``sqrt``, ``erf``) keep NumPy's
+float32 loop without MKL (``widen=False``): within three units in the last place of
+PyTorch's, and faster than PyTorch's. ``exp`` is widened: on an AVX-512 machine that took
+2.2x NumPy's float32 loop, as long as PyTorch's own one-thread ``exp``, and programs print
+its values (NumPy's loop was off in 39% of the elements). ``log``, ``tanh``, ``sin`` and
+``cos`` are rounded once by compiled loops (``float32_loop``,
+:mod:`disttorch.kernels.rounded_loops`: 1.6-3.5x NumPy's float32 loop) where numba is
+installed, else they keep NumPy's float32 loop. (On an AMD machine MKL's float32 ``log``,
+``sin`` and ``cos`` are themselves off the correctly rounded value in some 1-8% of the
+elements: those stay a unit apart.)
 """
 
 from __future__ import annotations
@@ -31,7 +32,16 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["mkl_runtime", "rounded_log", "rounded_tanh", "sleef_log1p", "unary", "LOADED"]
+__all__ = [
+    "mkl_runtime",
+    "rounded_cos",
+    "rounded_log",
+    "rounded_sin",
+    "rounded_tanh",
+    "sleef_log1p",
+    "unary",
+    "LOADED",
+]
 
 _MODE = 0x2 | 0x140000 | 0x100  # VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE
 _CHUNK = 2**31 - 1  # MKL_INT is 32-bit (LP64)
@@ -117,6 +127,18 @@ def rounded_log(x: np.ndarray) -> np.ndarray | None:
     if loops is None:
         return None
     return _dense_map(x, lambda src, dst: loops.log(src.view(np.int32), src, dst))
+
+
+def rounded_sin(x: np.ndarray) -> np.ndarray | None:
+    """Float32 ``sin(x)`` in float64 rounded once by a compiled loop, or ``None`` without numba."""
+    loops = compiled(_load_rounded_loops)
+    return None if loops is None else _dense_map(x, loops.sin)
+
+
+def rounded_cos(x: np.ndarray) -> np.ndarray | None:
+    """Float32 ``cos(x)`` in float64 rounded once by a compiled loop, or ``None`` without numba."""
+    loops = compiled(_load_rounded_loops)
+    return None if loops is None else _dense_map(x, loops.cos)
 
 
 def rounded_tanh(x: np.ndarray) -> np.ndarray | None:
