@@ -40,14 +40,15 @@ def compiled(build: Callable[[], Any]) -> Any:
     return _built[build]
 
 
-def njit(contract: bool = True) -> Callable:
+def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
     """numba's ``njit`` as the kernels use it: cached on disk, no GIL, fused multiply-adds
     allowed (the only fast-math liberty: NaN and infinity behave as in NumPy). With
     ``contract=False``, for a loop that must give a NumPy form's bits, every multiply and
-    add rounds on its own, as NumPy's passes do, and a division by zero gives NumPy's
-    infinity or NaN instead of raising (without that check, divisions vectorise)."""
+    add rounds on its own, as NumPy's passes do. With ``contract=False`` or
+    ``numpy_division``, a division by zero gives NumPy's infinity or NaN instead of raising
+    (without that check, divisions vectorise)."""
     import numba
 
-    if contract:
-        return numba.njit(cache=True, nogil=True, fastmath={"contract"})
-    return numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
+    error_model = "numpy" if numpy_division or not contract else "python"
+    fastmath = {"contract"} if contract else False
+    return numba.njit(cache=True, nogil=True, fastmath=fastmath, error_model=error_model)

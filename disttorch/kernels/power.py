@@ -5,9 +5,13 @@ the same for 2, 3, -1, -2, 0.5 and -0.5: those give the same numbers as PyTorch;
 integers are computed by repeated squaring (within a few ulps of the correctly rounded
 power; ``(-inf) ** 1.5`` is inf, as C's ``pow``). Large arrays split over the op's threads. Measured by ``benchmarks/kernels.py``.
 
-Other float32 powers (tensor exponents, other scalars) are raised in float64 and rounded
-once (:func:`general_power`): PyTorch's vectorised ``powf`` is within an ulp and matches
-that about 98% of the time, NumPy's float32 ``power`` only about 80% (six times slower).
+Other float32 powers (tensor exponents, other scalars: :func:`general_power`) are computed
+as PyTorch's kernel computes them: SLEEF's ``powf`` on the whole 32-element blocks of each
+inner loop (with numba: :mod:`disttorch.kernels.vec_log_loops`, PyTorch's bits, some 4x
+NumPy's float32 ``power``, as long as PyTorch's one-thread ``pow``) and the C library's
+``powf`` on the elements after them (a number exponent: its double's power, rounded). Without numba all are
+raised in float64 and rounded once: within an ulp of PyTorch's, equal for about 98% of the
+elements (NumPy's float32 ``power``: about 80%, and six times slower).
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ from typing import Optional
 
 import numpy as np
 
+from .jit import compiled
 from .threads import elementwise
 
-__all__ = ["MAX_EXPONENT", "general_power", "power"]
+__all__ = ["MAX_EXPONENT", "TORCH_EXPONENTS", "compiled_pow", "general_power", "power"]
 
 MAX_EXPONENT = 16  # |integer part| up to which multiplications beat the general power
+#: the scalar exponents PyTorch's kernel computes without ``pow`` (a copy, ones, products,
+#: ``sqrt``...): other float32 ones take SLEEF's ``powf`` there, and here where numba is
+TORCH_EXPONENTS = (0, 1, 2, 3, -1, -2, 0.5, -0.5)
 
 
 def _integer_power(x: np.ndarray, n: int) -> np.ndarray:
@@ -57,19 +65,93 @@ def _power(x: np.ndarray, e: float) -> np.ndarray:
 
 def power(x: np.ndarray, e: object) -> Optional[np.ndarray]:
     """``x ** e`` for a float32/float64 ``x`` and a Python ``int``/``float``
-    exponent that is an integer or half-integer of magnitude up to :data:`MAX_EXPONENT`;
-    None for anything else (the caller takes NumPy's ``power``)."""
+    exponent that is an integer or half-integer of magnitude up to :data:`MAX_EXPONENT`
+    (float32 with numba: one of :data:`TORCH_EXPONENTS`); None for anything else (the caller
+    takes :func:`general_power`)."""
     if isinstance(e, bool) or not isinstance(e, (int, float)) or x.dtype not in (np.float32, np.float64):
         return None
     if not (abs(e) <= MAX_EXPONENT and (2 * e) == int(2 * e)):
         return None
+    if x.dtype == np.float32 and e not in TORCH_EXPONENTS and compiled_pow():
+        return None  # PyTorch's powf, SLEEF's steps (general_power)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return elementwise(_power, x, e)
 
 
+def _load_loops():
+    from . import vec_log_loops
+
+    return vec_log_loops
+
+
+def compiled_pow() -> bool:
+    """Whether float32 powers take SLEEF's ``powf`` steps (numba's compiled loops)."""
+    return compiled(_load_loops) is not None
+
+
+def _inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
+    """How many elements PyTorch's ``TensorIterator`` hands its inner loop at once for
+    operands of these (broadcast, C-ordered) ``strides`` and a C-contiguous result of
+    ``shape``: the trailing dimensions it coalesces (each operand's stride there the product
+    of the ones inside it, or 0 throughout)."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    if not dims:
+        return 1
+    run, inner = shape[dims[-1]], [s[dims[-1]] for s in strides]
+    for d in reversed(dims[:-1]):
+        if any(s[d] != run * i for s, i in zip(strides, inner)):
+            break
+        run *= shape[d]
+    return run
+
+
+def _float64_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.power(x, y, dtype=np.float64).astype(np.float32)
+
+
+def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float | None) -> np.ndarray:
+    """``x ** y`` (float32) as PyTorch's kernel: SLEEF's ``powf`` on whole 32-element blocks
+    of each inner loop, float64's power rounded once on the rest (there a ``number``
+    exponent unrounded: PyTorch's scalar loop raises to the double)."""
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    xs = np.broadcast_to(np.ascontiguousarray(x), shape)
+    ys = np.broadcast_to(np.ascontiguousarray(y), shape)
+    run = _inner_run(shape, xs.strides, ys.strides)
+    out = np.empty(shape, np.float32)
+    rows = out.reshape(-1, run)
+    xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
+    cut = run - run % 32
+    if cut == run:
+        loops.pow(xr.reshape(-1), yr.reshape(-1), rows.reshape(-1))
+        return out
+    if cut:
+        block = np.empty((rows.shape[0], cut), np.float32)
+        loops.pow(
+            np.ascontiguousarray(xr[:, :cut]).reshape(-1),
+            np.ascontiguousarray(yr[:, :cut]).reshape(-1),
+            block.reshape(-1),
+        )
+        rows[:, :cut] = block
+    if number is not None:  # std::pow(float, double): the double's power, rounded
+        rows[:, cut:] = _float64_power(xr[:, cut:], np.float64(number))
+    else:  # std::pow(float, float): the C library's powf
+        tail = np.empty((rows.shape[0], run - cut), np.float32)
+        loops.c_pow(
+            np.ascontiguousarray(xr[:, cut:]).reshape(-1),
+            np.ascontiguousarray(yr[:, cut:]).reshape(-1),
+            tail.reshape(-1),
+        )
+        rows[:, cut:] = tail
+    return out
+
+
 def general_power(x: object, y: object) -> np.ndarray:
-    """NumPy's ``power`` of operands already in their result dtype; float32 operands are
-    raised in float64 and rounded once (see the module doc)."""
+    """NumPy's ``power`` of operands already in their result dtype; float32 operands as
+    PyTorch's kernel computes them (see the module doc)."""
     if np.result_type(x, y) != np.float32:
         return np.power(x, y)
-    return np.power(np.asarray(x, np.float32), np.asarray(y, np.float32), dtype=np.float64).astype(np.float32)
+    xa, ya = np.asarray(x, np.float32), np.asarray(y, np.float32)
+    loops = compiled(_load_loops)
+    if loops is None:
+        return _float64_power(xa, ya)
+    return _vectorised_power(loops, xa, ya, y if isinstance(y, (int, float)) else None)

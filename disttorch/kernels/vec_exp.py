@@ -55,15 +55,10 @@ def sleef_exp(x: np.ndarray) -> np.ndarray:
     loops = compiled(_load_loops)
     if loops is None:
         return np.exp(x)
-    neg = -np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    u, q = np.empty(neg.size, np.float32), np.empty(neg.size, np.int32)
-    loops.reduce(neg, u, q)
-    with np.errstate(over="ignore"):
-        e = np.ldexp(u, q, out=u)
-    e[neg > 104.0] = 0.0
-    e[neg < -100.0] = np.inf
-    e[np.isnan(neg)] = np.nan
-    return e.reshape(np.shape(x))
+    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+    out = np.empty(flat.shape, np.float32)
+    loops.exp(flat, out)
+    return out.reshape(np.shape(x))
 
 
 def loop_exp(x: np.ndarray) -> np.ndarray:
@@ -74,7 +69,11 @@ def loop_exp(x: np.ndarray) -> np.ndarray:
     cut = flat.size - flat.size % 32
     out = np.empty(flat.shape, np.float32)
     out[:cut] = sleef_exp(flat[:cut])
-    out[cut:] = np.exp(flat[cut:].astype(np.float64))
+    loops = compiled(_load_loops)
+    if loops is None:
+        out[cut:] = np.exp(flat[cut:].astype(np.float64))
+    else:
+        loops.c_exp(flat[cut:], out[cut:])
     return out.reshape(np.shape(x))
 
 
@@ -95,5 +94,5 @@ def loop_expm1(x: np.ndarray) -> np.ndarray:
     cut = flat.size - flat.size % 32
     out = np.empty(flat.shape, np.float32)
     loops.expm1(flat[:cut], out[:cut])
-    out[cut:] = np.expm1(flat[cut:].astype(np.float64))
+    loops.c_expm1(flat[cut:], out[cut:])
     return out.reshape(np.shape(x))

@@ -4,20 +4,22 @@
 SLEEF computes it in double-float arithmetic (a value as an unevaluated sum ``hi + lo`` of two
 float32s): ``exp(a)`` reduced by ln 2 split in two parts, a degree-4 polynomial and three
 double-float steps, scaled by ``2^q``, then ``- 1`` and the sum rounded once. Every float32
-operation rounds on its own (``njit(contract=False)``); a fused multiply-add is the float64
-product (exact) plus the addend, rounded once to float32, as in :mod:`.vec_exp_loops`.
+operation rounds on its own (``njit(contract=False)``); a fused multiply-add is the
+processor's, as in :mod:`.vec_exp_loops`.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .jit import njit
-from .vec_exp_loops import _fma
+from .jit_intrinsics import fma32 as _fma
 
-__all__ = ["expm1"]
+__all__ = ["c_expm1", "expm1"]
 
 _F = np.float32
 
@@ -25,7 +27,7 @@ _F = np.float32
 @njit(contract=False)
 def _fms(a, b, c):  # pragma: no cover - compiled
     """``a * b - c`` rounded once (the exact error of a float32 product ``c``)."""
-    return _F(np.float64(a) * np.float64(b) - np.float64(c))
+    return _fma(a, b, -c)
 
 
 @njit(contract=False)
@@ -96,3 +98,10 @@ def expm1(x, out):  # pragma: no cover - compiled
         r = _F(np.inf) if x[j] > _F(88.72283172607421875) else r
         r = _F(-1.0) if x[j] < _F(-16.635532333438687426013570) else r
         out[j] = x[j] if x[j] == _F(0.0) or x[j] != x[j] else r  # -0.0 and NaN as they are
+
+
+@njit(contract=False)
+def c_expm1(x, out):  # pragma: no cover - compiled
+    """``out[j] = expm1(x[j])`` by the C library's ``expm1f`` (PyTorch's scalar loops')."""
+    for j in range(x.size):
+        out[j] = math.expm1(x[j])

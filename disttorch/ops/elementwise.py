@@ -48,6 +48,7 @@ from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
+from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, rounded_tanh, sleef_log1p
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
@@ -537,7 +538,7 @@ class Expm1(_FloatUnary):
 
 
 class Log(_FloatUnary):
-    ufunc, quiet = _vml(np.log, "Ln", widen=False), True
+    ufunc, quiet = _vml(np.log, "Ln", widen=False, float32_loop=rounded_log), True
 
     @staticmethod
     def derivative(x, y):
@@ -545,7 +546,7 @@ class Log(_FloatUnary):
 
 
 class Log1p(_FloatUnary):
-    ufunc, quiet = _vml(np.log1p, None), True
+    ufunc, quiet = _vml(np.log1p, None, float32_loop=sleef_log1p), True
     _node_name, _profiled_as = "Log1PBackward0", "aten::log1p"
 
     @staticmethod
@@ -622,7 +623,7 @@ class Reciprocal(_FloatUnary):
 
 
 class Sin(_FloatUnary):
-    ufunc = _vml(np.sin, "Sin", widen=False)  # NumPy's float64 sin is some 20x slower
+    ufunc = _vml(np.sin, "Sin", widen=False, float32_loop=rounded_sin)  # (NumPy's float64 sin: 20x)
 
     @staticmethod
     def derivative(x, y):
@@ -630,7 +631,7 @@ class Sin(_FloatUnary):
 
 
 class Cos(_FloatUnary):
-    ufunc = _vml(np.cos, "Cos", widen=False)
+    ufunc = _vml(np.cos, "Cos", widen=False, float32_loop=rounded_cos)
 
     @staticmethod
     def derivative(x, y):
@@ -658,7 +659,7 @@ class _OneMinusSquare(_FloatUnary):
 
 
 class Tanh(_FloatUnary):
-    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False), True
+    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False, float32_loop=rounded_tanh), True
     fused_backward = staticmethod(tanh_grad)
 
     @staticmethod

@@ -51,3 +51,21 @@ def test_16_bit_batch_norm_bits_as_pytorch(torch, shape, dtype):
         else:  # (the input gradient's float32 sums: an ulp off in rare elements)
             assert np.mean(ours != theirs) < 0.002
             np.testing.assert_allclose(ours, theirs, rtol=2**-10, atol=2**-24)
+
+
+def _eval_grads(lib, dtype):
+    g = np.random.default_rng(3)
+    m = lib.nn.BatchNorm2d(16).to(getattr(lib, dtype)).eval()
+    x = lib.tensor(g.standard_normal((8, 16, 6, 6)), dtype=lib.float32).to(getattr(lib, dtype))
+    x.requires_grad_()
+    m(x).backward(lib.tensor(g.standard_normal((8, 16, 6, 6)), dtype=lib.float32).to(x.dtype))
+    return [t.float().numpy() for t in (x.grad, m.weight.grad, m.bias.grad)]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_16_bit_batch_norm_eval_gradients_as_pytorch(torch, dtype):
+    """Evaluation mode: the bias gradient's sum in float32, rounded once (it was summed in the
+    16-bit dtype: up to 2 ulps off in a third of the channels)."""
+    for ours, theirs in zip(_eval_grads(dt, dtype), _eval_grads(torch, dtype)):
+        np.testing.assert_array_equal(ours, theirs)

@@ -7,7 +7,7 @@ import pytest
 
 import disttorch as dt
 from disttorch.autograd import gradcheck
-from disttorch.kernels.power import power
+from disttorch.kernels.power import compiled_pow, power
 
 RNG = np.random.default_rng(0)
 EDGES = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -1e30], dtype=np.float32)
@@ -76,3 +76,27 @@ def test_other_float32_powers_are_rounded_once_from_float64(torch):
     slopes = dt.pow(2.0**-0.5, dt.arange(1, 9, 2))
     assert slopes.tolist() == torch.pow(2.0**-0.5, torch.arange(1, 9, 2)).tolist()
     assert dt.pow(dt.tensor([1e20]), 3.3).isinf().all() and dt.pow(dt.tensor([-2.0]), 0.3).isnan().all()
+
+
+@pytest.mark.skipif(not compiled_pow(), reason="needs numba (the fast extra)")
+def test_float32_powers_give_pytorch_bits(torch):
+    """PyTorch's kernel: SLEEF's powf on whole 32-element blocks of each inner loop, the C
+    library's on the rest (one thread): tensor and number exponents (4.0 too: only its
+    special-cased exponents skip powf), a number base, broadcast rows, edge values."""
+    x = np.abs(X) + np.float32(0.1)
+    y = (RNG.standard_normal(x.size) * 3).astype(np.float32)
+    sx, sy = np.meshgrid(EDGES, np.concatenate([EDGES, [2, -3, 0.5, 2.5]]).astype(np.float32))
+    cases = [
+        (x, y),
+        (-x[:1000], np.round(y[:1000])),
+        (sx.ravel(), sy.ravel()),
+        (x, 4.0),
+        (x[:45], 0.7),
+        (10000.0, np.arange(0, 64, 2, dtype=np.float32) / 64),
+        (x[:64].reshape(64, 1), y[:2560].reshape(64, 40)),
+        (x[:100].reshape(100, 1), y[:50].reshape(1, 50)),
+    ]
+    for a, b in cases:
+        ours = dt.pow(*(dt.from_numpy(v) if isinstance(v, np.ndarray) else v for v in (a, b))).numpy()
+        theirs = torch.pow(*(torch.from_numpy(v) if isinstance(v, np.ndarray) else v for v in (a, b))).numpy()
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"{np.shape(a)} ** {np.shape(b)}")

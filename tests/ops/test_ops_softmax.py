@@ -9,6 +9,7 @@ from parity_helpers import PARITY_RNG, assert_values_and_gradients_match
 import disttorch as dt
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck, gradgradcheck
+from disttorch.kernels.vec_exp import compiled_exp
 
 RNG = np.random.default_rng(7)
 
@@ -129,3 +130,16 @@ def test_16_bit_log_softmax_and_softmax_gradient_as_pytorch(torch, low, dim):
             np.testing.assert_allclose(grads[0], grads[1], rtol=2e-2, atol=1e-3)
         else:
             np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
+def test_float32_last_dim_softmax_gives_pytorch_bits(torch):
+    """PyTorch's AVX-512 kernel: SLEEF's expf, the row sum in reduce_all's lane order, times
+    the reciprocal (softmax) or minus SLEEF's logf of the sum (log_softmax)."""
+    rng = np.random.default_rng(0)
+    for shape, scale in [((40, 10), 3), ((6, 65), 2), ((2, 3, 1000), 5), ((3,), 1), ((4, 16), 1)]:
+        x = (rng.standard_normal(shape) * scale).astype(np.float32)
+        for name in ("softmax", "log_softmax"):
+            ours = getattr(dt.nn.functional, name)(dt.from_numpy(x), dim=-1).numpy()
+            theirs = getattr(torch.nn.functional, name)(torch.from_numpy(x), dim=-1).numpy()
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"{name} {shape}")

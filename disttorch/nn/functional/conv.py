@@ -317,7 +317,12 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     gx = gw = gb = None
     if need_b:
         rows = g.reshape(g.shape[0], g.shape[1], math.prod(g.shape[2:]))
-        gb = np.einsum("ncm->c", rows, dtype=np.float32 if half else None)
+        if half and any(d > 1 for d in geo.dilation):  # PyTorch's slow dilated path: each
+            gb = np.zeros(rows.shape[1], np.float16)  # image's sum (float32) added in float16
+            for image in rows.sum(axis=2, dtype=np.float32).astype(np.float16):
+                gb += image
+        else:
+            gb = np.einsum("ncm->c", rows, dtype=np.float32 if half else None)
     if need_w:
         gw = (
             _half_weight_grad(g, ctx.saved, w.shape, geo)

@@ -268,7 +268,7 @@ class BatchNormTrain(Function):
                 else None
             )
             gw = (sum_gxc * ctx.invstd).astype(g.dtype, copy=False) if need_w else None
-            return gx, gw, (sum_g if need_b else None)
+            return gx, gw, (sum_g.astype(g.dtype, copy=False) if need_b else None)
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             (x,) = ctx.inputs
@@ -313,13 +313,13 @@ class BatchNormEval(Function):
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             g3 = _ncm(g)
-            sum_g = np.einsum("ncm->c", g3)
+            sum_g = np.einsum("ncm->c", g3, dtype=_accumulated(g.dtype))
             gx = (g3 * _per_channel(ctx.scale, g.dtype)).reshape(g.shape) if need_x else None
             gw = None
             if need_w:  # sum(g * x̂) with x̂ = (x - running_mean) * invstd
                 gw = (np.einsum("ncm,ncm->c", g3, _ncm(input._data)) - ctx.mean * sum_g) * ctx.invstd
                 gw = gw.astype(g.dtype, copy=False)
-            return gx, gw, (sum_g if need_b else None)
+            return gx, gw, (sum_g.astype(g.dtype, copy=False) if need_b else None)
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             shape = (1, -1) + (1,) * (input.ndim - 2)
@@ -333,16 +333,22 @@ class BatchNormEval(Function):
         def batched(g):  # a batch of output gradients in front
             need_x, need_w, need_b = needed_grads(ctx, 3)
             g4 = g.reshape(*g.shape[:3], -1)  # (B, N, C, M)
-            sum_g = np.einsum("bncm->bc", g4)
+            sum_g = np.einsum("bncm->bc", g4, dtype=_accumulated(g.dtype))
             gx = (g4 * _per_channel(ctx.scale, g.dtype)).reshape(g.shape) if need_x else None
             gw = None
             if need_w:
                 gw = (np.einsum("bncm,ncm->bc", g4, _ncm(input._data)) - ctx.mean * sum_g) * ctx.invstd
                 gw = gw.astype(g.dtype, copy=False)
-            return gx, gw, (sum_g if need_b else None)
+            return gx, gw, (sum_g.astype(g.dtype, copy=False) if need_b else None)
 
         gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input, jvp=jvp, batched=batched)
         return gx, gw, gb, None, None, None
+
+
+def _accumulated(dtype: np.dtype) -> np.dtype | None:
+    """The dtype PyTorch's CPU normalisation kernels sum a 16-bit float's gradient in
+    (float32, rounded to the dtype after); ``None`` (the dtype's own) for the others."""
+    return np.float32 if dtype.itemsize == 2 and dtype.kind in "fV" else None
 
 
 def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:

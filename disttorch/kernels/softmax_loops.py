@@ -1,0 +1,89 @@
+"""Compiled loops of :mod:`disttorch.kernels.softmax` (numba, the ``fast`` extra): float32
+softmax and log-softmax rows as PyTorch's AVX-512 last-dim kernels compute them.
+
+A row's maximum is subtracted and SLEEF's ``expf`` taken of each difference
+(:func:`.vec_exp_loops.expf`). The ``exp`` values are summed in the order of PyTorch's
+vectorised ``reduce_all``: 16 lanes at a time into one accumulator (the last, partial vector
+only into its first lanes), then the 16 lanes folded in a tree (lane ``i`` plus lane
+``i ^ 8``, then ``i ^ 4``, ``i ^ 2``, ``i ^ 1``); a row shorter than 16 left to right. A
+softmax is then the ``exp`` values times ``1 / sum``, a log-softmax the differences minus
+SLEEF's ``logf`` of the sum (:func:`.vec_log_loops.logf`). Every float32 operation rounds
+on its own (``njit(contract=False)``).
+
+Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import njit
+from .vec_exp_loops import expf
+from .vec_log_loops import logf
+
+__all__ = ["log_softmax", "softmax"]
+
+_LANES = 16
+
+
+@njit(contract=False)
+def _exp_sum(x, e, acc):  # pragma: no cover - compiled
+    """``e = expf(x - max(x))`` for one row; returns ``(max, sum of e)``, the sum in
+    ``reduce_all``'s order (``acc``: 16 float32s of scratch)."""
+    n = x.size
+    m = x[0]  # the maximum, 16 lanes at a time (any order gives it; a NaN makes the sum NaN)
+    if n >= _LANES:
+        for k in range(_LANES):
+            acc[k] = x[k]
+        for d in range(_LANES, n - _LANES + 1, _LANES):
+            for k in range(_LANES):
+                acc[k] = x[d + k] if x[d + k] > acc[k] else acc[k]
+        for k in range(_LANES):
+            m = acc[k] if acc[k] > m else m
+    for j in range(n - n % _LANES if n >= _LANES else 1, n):
+        m = x[j] if x[j] > m else m
+    for j in range(n):
+        e[j] = expf(x[j] - m)
+    if n < _LANES:
+        s = e[0]
+        for j in range(1, n):
+            s = s + e[j]
+        return m, s
+    for k in range(_LANES):
+        acc[k] = e[k]
+    full = n - n % _LANES
+    for d in range(_LANES, full, _LANES):
+        for k in range(_LANES):
+            acc[k] = acc[k] + e[d + k]
+    for k in range(n - full):
+        acc[k] = acc[k] + e[full + k]
+    width = _LANES // 2
+    while width:
+        for k in range(width):  # lane k (and k ^ width: the same sum) of the tree
+            acc[k] = acc[k] + acc[k + width]
+        width //= 2
+    return m, acc[0]
+
+
+@njit(contract=False)
+def softmax(x, out):  # pragma: no cover - compiled
+    """``out[i] = softmax(x[i])`` for each row of the 2-D float32 ``x``."""
+    acc = np.empty(_LANES, np.float32)
+    for i in range(x.shape[0]):
+        _, s = _exp_sum(x[i], out[i], acc)
+        inv = np.float32(1.0) / s
+        for j in range(x.shape[1]):
+            out[i, j] = out[i, j] * inv
+
+
+@njit(contract=False)
+def log_softmax(x, out, probs):  # pragma: no cover - compiled
+    """``out[i] = log_softmax(x[i])`` for each row of the 2-D float32 ``x``, and ``probs[i]``
+    its softmax as ``exp / sum`` (the probabilities backward reads)."""
+    acc = np.empty(_LANES, np.float32)
+    for i in range(x.shape[0]):
+        m, s = _exp_sum(x[i], probs[i], acc)
+        log_s = logf(s)
+        for j in range(x.shape[1]):
+            out[i, j] = (x[i, j] - m) - log_s
+            probs[i, j] = probs[i, j] / s
