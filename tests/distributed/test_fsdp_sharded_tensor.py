@@ -95,6 +95,25 @@ def _worker(rank: int, world: int, directory: str) -> dict:
         out["local_restored"].append(
             all((p.detach().full_tensor().numpy() == w).all() for p, w in zip(model.parameters(), whole))
         )
+    # a sharded state dict saved by one rank and loaded by another, or in another world size,
+    # is refused as PyTorch's refuses it (its shard would land in another rank's place)
+    with FSDP.state_dict_type(f, StateDictType.SHARDED_STATE_DICT):
+        sd = f.state_dict()
+        torch.save(sd, f"{directory}/rank{rank}.pt")
+        torch.distributed.barrier()
+        out["refused"] = []
+        try:
+            torch.load(f"{directory}/rank{1 - rank}.pt", weights_only=False)
+            out["refused"].append("loaded")
+        except RuntimeError as e:
+            out["refused"].append(str(e))
+        st = sd["0.weight"]  # as if saved in a job of 3 ranks and loaded before the group was up
+        st.__dict__.update(_saved_by=(rank, 3), _layout=st.__getstate__()["_layout"])
+        try:
+            f.load_state_dict(sd)
+            out["refused"].append("loaded")
+        except RuntimeError as e:
+            out["refused"].append(str(e))
     return out
 
 
@@ -164,6 +183,16 @@ def test_sharded_state_dict_is_pytorchs_sharded_tensor(ranks):
         for key, (_, shards) in PYTORCH_METADATA.items():  # this rank's shard, if it holds one
             want = [(o, tuple(s)) for o, s, where in shards if where == f"rank:{rank}/cpu"]
             assert out["local"][key] == want
+
+
+def test_a_sharded_state_dict_of_another_rank_or_world_size_is_refused_as_pytorchs(ranks):
+    for rank, out in enumerate(ranks):
+        other, world = out["refused"]
+        assert other.startswith(f"Local rank at save time was {1 - rank}, but at load time was {rank}: "), (
+            other
+        )
+        assert "save it with torch.distributed.checkpoint" in other
+        assert world.startswith("Local world size at save time was 3, but at load time was 2"), world
 
 
 def test_sharded_state_dict_round_trips_through_dcp(ranks):
