@@ -394,8 +394,12 @@ def _mismatch(rank, world):
 
 @pytest.mark.timeout(60)
 def test_mismatched_models_raise_on_every_rank_naming_the_parameter():
-    for msg in run_ranks(_mismatch, 2, timeout=45):
+    for rank, msg in enumerate(run_ranks(_mismatch, 2, timeout=45)):
         assert "0.weight" in msg and "[5, 4]" in msg and "[6, 4]" in msg
+        where = "this process" if rank == 1 else "process 1"  # PyTorch's words (on rank 1)
+        assert msg.startswith(
+            f"[1]: params[0] in {where} with sizes [6, 4] appears not to match sizes of the same"
+        )
 
 
 def _join(rank, world):
