@@ -5,7 +5,8 @@ on real processes: ``ShardedTensor`` values whose shards and metadata are those 
 ``distributed.checkpoint`` and loaded back with ``load_state_dict``; ``LOCAL_STATE_DICT`` as
 PyTorch's (one ``_flat_param`` per unit, and each parameter's slice of it with
 ``use_orig_params=True``), loaded back by ``load_state_dict`` (after ``torch.save`` and
-``torch.load`` too)."""
+``torch.load`` too), refused by another rank or world size as PyTorch's; ranks that wrapped
+other modules are refused at the first forward."""
 
 from __future__ import annotations
 
@@ -114,6 +115,22 @@ def _worker(rank: int, world: int, directory: str) -> dict:
             out["refused"].append("loaded")
         except RuntimeError as e:
             out["refused"].append(str(e))
+    # ranks that wrapped different modules of one size would each build their parameters from
+    # the others' shards: refused at the first forward, on every rank
+    import functools
+
+    from disttorch.distributed.fsdp.wrap import lambda_auto_wrap_policy
+
+    same = torch.nn.Sequential(*(torch.nn.Linear(4, 4) for _ in range(3)))
+    pick = same[0] if rank == 0 else same[2]
+    odd = FSDP(
+        same, auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=lambda m: m is pick)
+    )
+    try:
+        odd(torch.ones(1, 4))
+        out["wrapping"] = "ran"
+    except RuntimeError as e:
+        out["wrapping"] = str(e)
     return out
 
 
@@ -193,6 +210,18 @@ def test_a_sharded_state_dict_of_another_rank_or_world_size_is_refused_as_pytorc
         )
         assert "save it with torch.distributed.checkpoint" in other
         assert world.startswith("Local world size at save time was 3, but at load time was 2"), world
+
+
+def test_ranks_that_wrapped_other_modules_of_one_size_are_refused_naming_both(ranks):
+    for rank, out in enumerate(ranks):
+        said = out["wrapping"]
+        assert said.startswith("FSDP: the ranks sharded the model differently: fully-sharded module 0"), said
+        mine, theirs = (
+            ("1.weight [4, 4]", "0.weight [4, 4]") if rank == 0 else ("0.weight [4, 4]", "1.weight [4, 4]")
+        )
+        assert (
+            f"'(root)' ({mine} float32" in said and f"on rank {rank} but '(root)' ({theirs} float32" in said
+        )
 
 
 def test_sharded_state_dict_round_trips_through_dcp(ranks):
