@@ -109,6 +109,38 @@ def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):
     assert dt.equal(template["app"]["model"]["net1.weight"], state["app"]["model"]["net1.weight"])
 
 
+def test_bytes_values_are_saved_as_pytorch_saves_them_and_nothing_is_pickled(tmp_path):
+    """``bytes`` (a data loader's pickled state, as torchtitan saves it) and ``io.BytesIO``
+    values load back (a new ``BytesIO``, as PyTorch's); they failed the save ("Object of type
+    bytes is not JSON serializable"). The metadata keeps them as base64, never a pickle."""
+    import io
+    import json
+
+    import disttorch as dt
+    import disttorch.distributed.checkpoint as dcp
+    from disttorch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    dcp.save(
+        {"w": dt.ones(2), "loader": b"\x80\x04state", "buf": io.BytesIO(b"xyz")}, checkpoint_id=tmp_path / "c"
+    )
+    mine = io.BytesIO(b"old")
+    loaded = {"w": dt.zeros(2), "loader": None, "buf": mine}
+    dcp.load(loaded, checkpoint_id=tmp_path / "c")
+    assert (
+        loaded["loader"] == b"\x80\x04state"
+        and loaded["buf"].getvalue() == b"xyz"
+        and loaded["buf"] is not mine
+    )
+    dcp_to_torch_save(tmp_path / "c", tmp_path / "whole.pt")
+    assert dt.load(tmp_path / "whole.pt", weights_only=False)["loader"] == b"\x80\x04state"
+    metadata = tmp_path / "c" / ".metadata"
+    crafted = json.loads(metadata.read_text())
+    crafted["plain"]["loader"] = {"bytes": "not base64!"}
+    metadata.write_text(json.dumps(crafted))
+    with pytest.raises(ValueError, match="bytes value is not base64"):
+        dcp.load({"loader": None}, checkpoint_id=tmp_path / "c")
+
+
 def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):
     """The first DCP recipe's calls: ``save_state_dict(storage_writer=FileSystemWriter(...))``
     and ``load_state_dict(..., no_dist=True)``, each with PyTorch's FutureWarning, and

@@ -13,7 +13,7 @@ from ..._tensor import Size, Tensor
 from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
-from ._format import flatten, numpy_dtype, read_metadata, read_pieces
+from ._format import flatten, numpy_dtype, plain_from_json, read_metadata, read_pieces
 from .api import checkpoint_directory
 from .state_dict_saver import wait_for_background_saves
 from .stateful import Stateful, stateful_to_state_dict
@@ -164,6 +164,6 @@ def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
             np.copyto(value._data, data.reshape(value._data.shape).astype(value._data.dtype, copy=False))
             value._bump_version()
         elif key in metadata["plain"]:
-            container[index] = metadata["plain"][key]
+            container[index] = plain_from_json(metadata["plain"][key])
         else:
             raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")

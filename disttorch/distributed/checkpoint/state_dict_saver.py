@@ -49,6 +49,7 @@ from ._format import (
     flatten,
     keep_previous_piece,
     leaf_paths,
+    plain_to_json,
     write_metadata,
     write_pieces,
 )
@@ -149,7 +150,7 @@ class _Save:
                 entries[key]["pieces"] = [[rank, 0, list(value._data.shape)]]
                 shared.append(key)
             else:
-                plain[key] = value
+                plain[key] = plain_to_json(value)
                 shared.append(key)
         self.pieces, self.entries, self.plain, self.shared = pieces, entries, plain, shared
         self.paths = leaf_paths(state_dict)  # the nesting, for format_utils
