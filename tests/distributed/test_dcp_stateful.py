@@ -109,36 +109,43 @@ def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):
     assert dt.equal(template["app"]["model"]["net1.weight"], state["app"]["model"]["net1.weight"])
 
 
-def test_bytes_values_are_saved_as_pytorch_saves_them_and_nothing_is_pickled(tmp_path):
-    """``bytes`` (a data loader's pickled state, as torchtitan saves it) and ``io.BytesIO``
-    values load back (a new ``BytesIO``, as PyTorch's); they failed the save ("Object of type
-    bytes is not JSON serializable"). The metadata keeps them as base64, never a pickle."""
+def test_plain_values_load_back_as_they_were_and_nothing_is_pickled(tmp_path):
+    """``bytes`` (a data loader's pickled state, as torchtitan saves it), ``io.BytesIO``, tuples
+    (``random.getstate()``: a list before, which ``random.setstate`` refuses), sets and NumPy's
+    arrays and scalars (``np.random.get_state()``: the save failed, "not JSON serializable") load
+    back as they were, as with PyTorch; the metadata holds them as tagged JSON, never a pickle,
+    and a value of another type fails the save naming its key."""
     import io
     import json
+    import random
+
+    import numpy as np
 
     import disttorch as dt
     import disttorch.distributed.checkpoint as dcp
     from disttorch.distributed.checkpoint.format_utils import dcp_to_torch_save
 
-    dcp.save(
-        {"w": dt.ones(2), "loader": b"\x80\x04state", "buf": io.BytesIO(b"xyz")}, checkpoint_id=tmp_path / "c"
-    )
-    mine = io.BytesIO(b"old")
-    loaded = {"w": dt.zeros(2), "loader": None, "buf": mine}
+    values = {
+        "loader": b"\x80\x04state",
+        "rng": random.getstate(),
+        "np_rng": np.random.get_state(),
+        "misc": ({1, 2}, frozenset({3}), {"k": (np.int64(5), np.float32(0.5))}, None),
+    }
+    dcp.save({"w": dt.ones(2), "buf": io.BytesIO(b"xyz"), **values}, checkpoint_id=tmp_path / "c")
+    loaded = {"w": dt.zeros(2), "buf": io.BytesIO(b"old"), **dict.fromkeys(values)}
     dcp.load(loaded, checkpoint_id=tmp_path / "c")
-    assert (
-        loaded["loader"] == b"\x80\x04state"
-        and loaded["buf"].getvalue() == b"xyz"
-        and loaded["buf"] is not mine
-    )
+    assert loaded["buf"].getvalue() == b"xyz" and repr({k: loaded[k] for k in values}) == repr(values)
+    random.setstate(loaded["rng"])
     dcp_to_torch_save(tmp_path / "c", tmp_path / "whole.pt")
     assert dt.load(tmp_path / "whole.pt", weights_only=False)["loader"] == b"\x80\x04state"
     metadata = tmp_path / "c" / ".metadata"
     crafted = json.loads(metadata.read_text())
-    crafted["plain"]["loader"] = {"bytes": "not base64!"}
+    crafted["plain"]["loader"] = {"numpy": ["|O", "", [1]]}  # an array of Python objects
     metadata.write_text(json.dumps(crafted))
-    with pytest.raises(ValueError, match="bytes value is not base64"):
+    with pytest.raises(ValueError, match="plain value is malformed"):
         dcp.load({"loader": None}, checkpoint_id=tmp_path / "c")
+    with pytest.raises(dcp.CheckpointException, match="'obj' holds a value of type object"):
+        dcp.save({"obj": object()}, checkpoint_id=tmp_path / "d")
 
 
 def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):

@@ -1,9 +1,8 @@
 """The on-disk form of a distributed checkpoint: a directory with one ``__<rank>_0.distcp`` per
 rank (PyTorch's file names; the bytes are NumPy's ``.npz`` of the tensor pieces that rank
 holds) and ``.metadata`` (JSON, written by rank 0: every key's dtype, global shape and pieces with their first row and file, and the
-plain values; ``bytes`` and an ``io.BytesIO``'s bytes, which PyTorch keeps too, in base64 under
-a ``{"bytes": ...}`` tag, see :func:`plain_to_json`). Nothing in it is pickled, so loading a
-checkpoint runs no code.
+plain values, as ``_plain`` keeps them). Nothing in it is pickled, so loading a checkpoint
+runs no code.
 
 Every file is written whole or not at all (temporary file, ``fsync``, rename; the next save of
 a file removes the temporary files of its writes that were killed); the piece files are
@@ -20,9 +19,6 @@ header is broken) raises ``ValueError`` naming it, never a tensor with other val
 
 from __future__ import annotations
 
-import base64
-import binascii
-import io
 import json
 import os
 from typing import Any, BinaryIO, Callable
@@ -73,28 +69,6 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
         else:
             out[key] = (obj, k)
     return out
-
-
-def plain_to_json(value: Any) -> Any:
-    """A plain (non-tensor) value as the metadata keeps it: ``bytes`` and a ``BytesIO``'s bytes
-    as base64 under a tag (a leaf is never a dict, so the tag cannot be a value's own)."""
-    if isinstance(value, io.BytesIO):
-        return {"bytes": base64.b64encode(value.getvalue()).decode(), "io": True}
-    if isinstance(value, (bytes, bytearray)):
-        return {"bytes": base64.b64encode(bytes(value)).decode()}
-    return value
-
-
-def plain_from_json(stored: Any) -> Any:
-    """The value :func:`plain_to_json` kept (a ``BytesIO`` comes back as a new one, as PyTorch's
-    load gives it). Raises ``ValueError`` on a tag that holds no base64."""
-    if not (isinstance(stored, dict) and "bytes" in stored):
-        return stored
-    try:
-        data = base64.b64decode(stored["bytes"], validate=True)
-    except (binascii.Error, TypeError, ValueError) as exc:
-        raise ValueError(f"a checkpoint's bytes value is not base64: {exc}") from None
-    return io.BytesIO(data) if stored.get("io") else data
 
 
 def leaf_paths(obj: Any, prefix: str = "", path: tuple = ()) -> dict[str, list]:

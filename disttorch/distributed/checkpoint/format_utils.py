@@ -10,7 +10,8 @@ from typing import Any
 
 from ..._tensor import Tensor
 from ...serialization import load, save
-from ._format import nest, plain_from_json, read_metadata
+from ._format import nest, read_metadata
+from ._plain import plain_from_json
 from .state_dict_loader import _box_from
 from .state_dict_saver import save as dcp_save
 from .state_dict_saver import wait_for_background_saves

@@ -13,7 +13,8 @@ from ..._tensor import Size, Tensor
 from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
-from ._format import flatten, numpy_dtype, plain_from_json, read_metadata, read_pieces
+from ._format import flatten, numpy_dtype, read_metadata, read_pieces
+from ._plain import plain_from_json
 from .api import checkpoint_directory
 from .state_dict_saver import wait_for_background_saves
 from .stateful import Stateful, stateful_to_state_dict

@@ -24,7 +24,6 @@ and recorded for the launcher, whose report names it; the exit status stays PyTo
 from __future__ import annotations
 
 import atexit
-import copy
 import logging
 import os
 import secrets
@@ -49,10 +48,10 @@ from ._format import (
     flatten,
     keep_previous_piece,
     leaf_paths,
-    plain_to_json,
     write_metadata,
     write_pieces,
 )
+from ._plain import plain_to_json
 from .api import WRAPPED_EXCEPTION, CheckpointException, attempt, checkpoint_directory
 from .stateful import stateful_to_state_dict
 
@@ -150,17 +149,21 @@ class _Save:
                 entries[key]["pieces"] = [[rank, 0, list(value._data.shape)]]
                 shared.append(key)
             else:
-                plain[key] = plain_to_json(value)
+                plain[key] = value
                 shared.append(key)
         self.pieces, self.entries, self.plain, self.shared = pieces, entries, plain, shared
         self.paths = leaf_paths(state_dict)  # the nesting, for format_utils
-        # the state may change as soon as the caller has it back; a copy that fails (a value
-        # deepcopy refuses) is this rank's failure, which commit reports to every rank
-        self.failure = attempt(self._stage) if staged else None
+        # the state may change as soon as the caller has it back: the plain values are kept
+        # as the metadata holds them (a copy) at once, the arrays copied too with ``staged``; a
+        # value of no kept type, or a copy that fails, is this rank's failure, which commit
+        # reports to every rank
+        self.failure = attempt(self._keep_plain) or (attempt(self._stage) if staged else None)
+
+    def _keep_plain(self) -> None:
+        self.plain = {key: plain_to_json(value, key) for key, value in self.plain.items()}
 
     def _stage(self) -> None:
         self.pieces = {k: np.array(v, copy=True) for k, v in self.pieces.items()}
-        self.plain = copy.deepcopy(self.plain)
 
     def _everyone(self, value: Any) -> list:
         """``value`` of every rank of the group, by rank (all-gathered)."""
