@@ -1,8 +1,9 @@
 """The node agent: runs the worker group attempt after attempt, watches it, reports failures.
 
 One attempt: meet the other nodes (rendezvous), start this node's workers, wait until they
-all exit 0, one fails, another node announces a failure, every rank still running here stays
-stopped by a signal for ``--stopped-timeout`` seconds, or the launcher gets SIGINT, SIGTERM or
+all exit 0, one fails, another node announces a failure, a rank stays stopped by a signal for
+``--stopped-timeout`` seconds (unless the node is paused whole: every rank stopped, none ended;
+the launcher ends it, a failure that restarts as any other), or the launcher gets SIGINT, SIGTERM or
 SIGHUP; after a failure, give the other ranks ``--stop-delay`` seconds to end on
 their own (what they report joins the summary); then stop the group (SIGTERM, ``--stop-grace``,
 SIGKILL) and gather every rank's exit. A failure prints the
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from . import output, reaper
 from .cli import LaunchConfig
@@ -125,6 +126,7 @@ class Agent:
             from .trace_merge import prepare_trace_dir
 
             prepare_trace_dir(c.trace_dir)
+        stalled: Dict[int, str] = {}
         group = WorkerGroup(
             [self._spec(world, lr) for lr in range(c.nproc)], self._own_children, on_start=self.guardian.watch
         )
@@ -132,7 +134,7 @@ class Agent:
         self._workers_running = True
         try:
             group.start()
-            outcome, note = self._watch(group, rdzv, attempt)
+            outcome, note, stalled = self._watch(group, rdzv, attempt)
             if outcome not in ("succeeded", "remote") and c.nnodes > 1:
                 self._try(lambda: rdzv.announce_failure(attempt))
             if outcome in ("failed", "remote"):
@@ -143,6 +145,9 @@ class Agent:
         finally:  # also when starting failed half-way: nothing may outlive the attempt
             group.stop(c.stop_grace, self.hurry)
             self._workers_running = False
+        for lr, why in stalled.items():  # ended by the launcher, a failure of their own
+            if lr in group.ended:
+                group.ended[lr].stalled = why
         local = [group.ended[lr] for lr in sorted(group.ended)]
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))
         exits, notes = (
@@ -167,15 +172,18 @@ class Agent:
             say(format_gave_up([c for c, _ in self._causes], max(s for _, s in self._causes)))
         return 1
 
-    def _watch(self, group: WorkerGroup, rdzv: Rendezvous, attempt: int) -> Tuple[str, Optional[str]]:
-        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"lost"|"signal"|"stalled", note)``."""
+    def _watch(
+        self, group: WorkerGroup, rdzv: Rendezvous, attempt: int
+    ) -> Tuple[str, Optional[str], Dict[int, str]]:
+        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"lost"|"signal"|"stalled", note,
+        stalled)``; ``stalled``: local rank -> why the launcher ends it (``"stalled"`` only)."""
         c = self.config
         remaining = c.nproc
         next_poll = time.monotonic() + c.monitor_interval
         done: List[RankExit] = []  # ranks that exited 0 while others still run
         while True:
             if self.signal is not None:
-                return "signal", f"node {c.node_rank} was interrupted by {signal_name(self.signal)}"
+                return "signal", f"node {c.node_rank} was interrupted by {signal_name(self.signal)}", {}
             try:
                 ended: Optional[RankExit] = group.exits.get(timeout=c.monitor_interval)
             except queue.Empty:
@@ -185,20 +193,26 @@ class Agent:
                 self._own_children.add(restarted)  # the launcher's, not a worker's leftover
             if ended is not None:
                 if ended.returncode != 0:
-                    return "failed", None
+                    return "failed", None, {}
                 remaining -= 1
                 if remaining == 0:
-                    return "succeeded", None
+                    return "succeeded", None, {}
                 done.append(ended)
             for spec, pid, seconds in group.newly_frozen(FROZEN_NOTE_S, c.monitor_interval):
                 say(
                     f"rank {spec.rank} (pid {pid}) has been stopped by a signal (SIGSTOP, or SIGTSTP: "
                     f"Ctrl-Z) for {seconds:.0f} s: it runs nothing until it gets SIGCONT (kill -CONT {pid}), "
                     "and ranks waiting for it (init_process_group, a collective) wait until their timeout"
+                    + (
+                        f"; unless every rank of this node is stopped (paused), the launcher ends it after "
+                        f"{c.stopped_timeout:g} s (--stopped-timeout)"
+                        if c.stopped_timeout
+                        else ""
+                    )
                 )
-            note = self._stalled_note(group)
-            if note is not None:
-                return "stalled", note
+            stalled = self._stalled(group)
+            if stalled:
+                return "stalled", None, stalled
             if done and time.time() - done[0].time >= EARLY_EXIT_NOTE_S:
                 self._note_early_exits(group, done)
                 done = []
@@ -206,25 +220,40 @@ class Agent:
                 next_poll = time.monotonic() + c.monitor_interval
                 failed = self._try(lambda: rdzv.remote_failure(attempt))
                 if failed is None:
-                    return "lost", f"node {c.node_rank} lost contact with the agents' store"
+                    return "lost", f"node {c.node_rank} lost contact with the agents' store", {}
                 if failed:
-                    return "remote", None
+                    return "remote", None, {}
 
-    def _stalled_note(self, group: WorkerGroup) -> Optional[str]:
-        """The note that ends the attempt when, some rank of this node having ended, every rank
-        still running here has stayed stopped by a signal for ``--stopped-timeout`` seconds: no
-        rank here runs to time out or to continue them (``None`` while that is not so)."""
+    def _stalled(self, group: WorkerGroup) -> Dict[int, str]:
+        """Once a rank of this node has stayed stopped by a signal for ``--stopped-timeout``
+        seconds (the node not paused whole): local rank -> why the launcher ends it, for every
+        rank stopped now; ``{}`` while that is not so. No rank is left to continue it, or the ranks
+        still running wait for it where nothing notices a frozen peer (init_process_group, a
+        store's wait): a frozen peer in a collective is reported by the others within seconds."""
         timeout = self.config.stopped_timeout
-        stalled, seconds = group.stalled()
-        if not stalled or not timeout or seconds < timeout:
-            return None
-        named = ", ".join(f"rank {spec.rank} (pid {pid})" for spec, pid in stalled)
-        ended = sorted(e.rank for e in group.ended.values())
-        return (
-            f"{named} stayed stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z) for {seconds:.1f} s while "
-            f"rank(s) {format_ranges(ended)} had ended: nothing could continue them, so the launcher ended them (--stopped-timeout "
-            f"{timeout:g}; raise it, or 0 to wait for ever)"
-        )
+        stopped = group.stalled()
+        if not timeout or not stopped or stopped[0][2] < timeout:
+            return {}
+        frozen = {spec.local_rank for spec, _, _ in stopped}
+        running = [
+            s.rank for s in group.specs if s.local_rank not in group.ended and s.local_rank not in frozen
+        ]
+        if running:
+            context = (
+                f"while rank(s) {format_ranges(running)} still ran: they wait for it until their own timeout "
+                "where nothing notices a frozen peer (init_process_group, a store's wait)"
+            )
+        else:
+            ended = format_ranges(sorted(e.rank for e in group.ended.values()))
+            context = f"while rank(s) {ended} had ended: nothing could continue it"
+        return {
+            spec.local_rank: (
+                f"rank {spec.rank} (pid {pid}) stayed stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z) for "
+                f"{seconds:.1f} s {context}, so the launcher ended it (--stopped-timeout {timeout:g}; raise it, "
+                "or 0 to wait for ever)"
+            )
+            for spec, pid, seconds in stopped
+        }
 
     def _note_early_exits(self, group: WorkerGroup, done: List[RankExit]) -> None:
         """Say which ranks exited 0 while others still run: a rank that never joined the group,

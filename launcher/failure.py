@@ -43,11 +43,13 @@ class RankExit:
     stopped: bool = False  # ended after the launcher began stopping the group
     frozen: bool = False  # was stopped by a signal (SIGSTOP, SIGTSTP) when last looked at
     record: Optional[dict] = field(default=None)  # the rank's error file, if it wrote one
+    stalled: str = ""  # why the launcher ended it: stopped by a signal too long (--stopped-timeout)
 
     @property
     def failed(self) -> bool:
-        """Did this rank fail on its own (non-zero exit or signal, not stopped by us)?"""
-        return self.returncode != 0 and not self.stopped
+        """Did this rank fail on its own (non-zero exit or signal, not stopped by us), or stay
+        stopped by a signal until the launcher ended it (``stalled``)?"""
+        return bool(self.stalled) or (self.returncode != 0 and not self.stopped)
 
     @property
     def failed_on_its_own(self) -> bool:
@@ -67,7 +69,7 @@ class RankExit:
         """The one-line error it recorded (``""`` without one), cut to ``width`` characters."""
         if (self.record or {}).get("kind") == LOST_SAVE:
             return ""  # not why it failed
-        text = str((self.record or {}).get("error", "")).strip().split("\n")[0]
+        text = self.stalled or str((self.record or {}).get("error", "")).strip().split("\n")[0]
         return text if len(text) <= width else text[: width - 3] + "..."
 
     def how(self) -> str:
@@ -78,6 +80,8 @@ class RankExit:
 
     def status(self) -> str:
         """One word or phrase for the table of ranks."""
+        if self.stalled:
+            return f"{self.stalled} ({self.how()})"
         if self.returncode == 0:
             return "exited 0"
         if self.stopped:
@@ -96,6 +100,11 @@ class RankExit:
 
 def _hint(root: RankExit, reported_by: Optional[RankExit]) -> List[str]:
     record = root.record or {}
+    if root.stalled:
+        return [
+            "no traceback: it ran nothing since a signal from outside the job stopped it; the launcher",
+            f"ended it ({root.how()}). Continue a stopped rank with kill -CONT <pid> before --stopped-timeout.",
+        ]
     if root.stopped:
         by = f" after rank {reported_by.rank} reported it" if reported_by is not None else ""
         if root.frozen:
@@ -188,7 +197,9 @@ def format_summary(
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(root.time)) + f".{int(root.time % 1 * 1000):03d}"
     )
     bar = "=" * 72
-    if reported_by is None:
+    if root.stalled:
+        headline = root.stalled
+    elif reported_by is None:
         headline = f"rank {root.rank} was the first to fail" + (f": {root.error()}" if root.error() else "")
     elif root.returncode >= 0 and not root.stopped:  # it exited by itself (sys.exit, os._exit)
         ended = "ended" if root.returncode == 0 else f"exited with code {root.returncode}"

@@ -25,10 +25,10 @@ from .failure import RankExit
 
 #: Longest time :meth:`WorkerGroup.stop` waits, after SIGKILL, for the workers and their output.
 _DRAIN_S = 5.0
-#: A look at the workers' states this much later than the caller looks (``newly_frozen``'s
-#: ``every``) means the launcher itself was stopped (a whole job suspended): how long the
-#: workers stayed stopped is counted afresh.
-_LOOK_GAP_S = 5.0
+#: A look at the workers' states more than this much later than the caller looks (``newly_frozen``'s
+#: ``every``) means the launcher itself was stopped (a whole job suspended) or starved: the time
+#: nobody looked is not counted as the workers' stop (it may not have been one).
+_LOOK_SLACK_S = 0.1
 
 
 @dataclass
@@ -131,8 +131,10 @@ class WorkerGroup:
         ``every``: how often the caller looks (at most)."""
         found = []
         now = time.monotonic()
-        if now - self._last_look > every + _LOOK_GAP_S:
-            self._frozen_since.clear()  # not seen stopped meanwhile: the launcher may have been too
+        unseen = now - self._last_look - every - _LOOK_SLACK_S
+        if unseen > 0:  # not seen stopped meanwhile: the launcher may have been stopped too
+            for rank in self._frozen_since:
+                self._frozen_since[rank] += unseen
         self._last_look = now
         for spec, proc in zip(self.specs, self._procs):
             rank = spec.local_rank
@@ -146,18 +148,21 @@ class WorkerGroup:
                 found.append((spec, proc.pid, now - since))
         return found
 
-    def stalled(self) -> Tuple[List[Tuple[WorkerSpec, int]], float]:
-        """When some worker has ended and every worker still running is stopped by a signal (as
-        :meth:`newly_frozen` last saw them, and still now): those workers as (spec, pid), and how many seconds
-        all of them have been stopped together; else ``([], 0.0)``. A group stopped whole, none
-        ended, is a job paused on purpose (``kill -STOP``): it waits for ``SIGCONT``."""
+    def stalled(self) -> List[Tuple[WorkerSpec, int, float]]:
+        """The running workers stopped by a signal (as :meth:`newly_frozen` last saw them, and
+        still now) as (spec, pid, seconds stopped), longest first; ``[]`` when the group is paused
+        whole (every worker stopped, none ended: a job paused on purpose with ``kill -STOP``
+        waits for ``SIGCONT``)."""
+        now = time.monotonic()
         running = [(s, p) for s, p in zip(self.specs, self._procs) if s.local_rank not in self.ended]
-        if not self.ended or not running or any(s.local_rank not in self._frozen_since for s, _ in running):
-            return [], 0.0
-        if not all(guardian.stopped(p.pid) for _, p in running):  # continued since that look
-            return [], 0.0
-        since = max(self._frozen_since[s.local_rank] for s, _ in running)
-        return [(s, p.pid) for s, p in running], time.monotonic() - since
+        stopped = [
+            (s, p.pid, now - self._frozen_since[s.local_rank])
+            for s, p in running
+            if s.local_rank in self._frozen_since and guardian.stopped(p.pid)  # not continued since
+        ]
+        if not self.ended and len(stopped) == len(self.specs):
+            return []
+        return sorted(stopped, key=lambda found: -found[2])
 
     def dump_stacks(self, wait: float = 0.5) -> None:
         """Ask every running worker to print its Python stacks (SIGUSR1, which launcher.bootstrap

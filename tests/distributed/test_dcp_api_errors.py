@@ -1,7 +1,8 @@
 """``dcp.save``/``dcp.load`` given no place to go raise PyTorch's ``RuntimeError`` (a bare
 ``AttributeError`` before), and a failed ``async_save`` whose future nobody asked is logged at
 exit with the checkpoint's name (it failed silently, exit code 0), and recorded for the
-launcher's report (the exit status stays 0, as PyTorch's)."""
+launcher's report (the exit status stays 0, as PyTorch's); a tensor of another shape than the
+checkpoint's raises PyTorch's ``ValueError``."""
 
 from __future__ import annotations
 
@@ -94,3 +95,14 @@ def test_a_failure_that_a_waiting_result_call_raised_is_not_reported_at_exit():
     thread.join()
     assert future.failure[1] and future.failure in saver._failed
     saver._failed.remove(future.failure)
+
+
+def test_loading_a_checkpoint_into_a_tensor_of_another_shape_raises_pytorchs_value_error(tmp_path):
+    dcp.save({"w": dt.ones(2, 3)}, checkpoint_id=tmp_path)
+    with pytest.raises(ValueError) as raised:
+        dcp.load({"w": dt.ones(4, 3)}, checkpoint_id=tmp_path)
+    size = type(dt.ones(1).shape)
+    assert (
+        str(raised.value)
+        == f"Size mismatch between saved {size([2, 3])!r} and current: {size([4, 3])!r} for w"
+    )

@@ -109,6 +109,45 @@ def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):
     assert dt.equal(template["app"]["model"]["net1.weight"], state["app"]["model"]["net1.weight"])
 
 
+def test_plain_values_load_back_as_they_were_and_nothing_is_pickled(tmp_path):
+    """``bytes`` (a data loader's pickled state, as torchtitan saves it), ``io.BytesIO``, tuples
+    (``random.getstate()``: a list before, which ``random.setstate`` refuses), sets and NumPy's
+    arrays and scalars (``np.random.get_state()``: the save failed, "not JSON serializable") load
+    back as they were, as with PyTorch; the metadata holds them as tagged JSON, never a pickle,
+    and a value of another type fails the save naming its key."""
+    import io
+    import json
+    import random
+
+    import numpy as np
+
+    import disttorch as dt
+    import disttorch.distributed.checkpoint as dcp
+    from disttorch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    values = {
+        "loader": b"\x80\x04state",
+        "rng": random.getstate(),
+        "np_rng": np.random.get_state(),
+        "misc": ({1, 2}, frozenset({3}), {"k": (np.int64(5), np.float32(0.5))}, None),
+    }
+    dcp.save({"w": dt.ones(2), "buf": io.BytesIO(b"xyz"), **values}, checkpoint_id=tmp_path / "c")
+    loaded = {"w": dt.zeros(2), "buf": io.BytesIO(b"old"), **dict.fromkeys(values)}
+    dcp.load(loaded, checkpoint_id=tmp_path / "c")
+    assert loaded["buf"].getvalue() == b"xyz" and repr({k: loaded[k] for k in values}) == repr(values)
+    random.setstate(loaded["rng"])
+    dcp_to_torch_save(tmp_path / "c", tmp_path / "whole.pt")
+    assert dt.load(tmp_path / "whole.pt", weights_only=False)["loader"] == b"\x80\x04state"
+    metadata = tmp_path / "c" / ".metadata"
+    crafted = json.loads(metadata.read_text())
+    crafted["plain"]["loader"] = {"numpy": ["|O", "", [1]]}  # an array of Python objects
+    metadata.write_text(json.dumps(crafted))
+    with pytest.raises(ValueError, match="plain value is malformed"):
+        dcp.load({"loader": None}, checkpoint_id=tmp_path / "c")
+    with pytest.raises(dcp.CheckpointException, match="'obj' holds a value of type object"):
+        dcp.save({"obj": object()}, checkpoint_id=tmp_path / "d")
+
+
 def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):
     """The first DCP recipe's calls: ``save_state_dict(storage_writer=FileSystemWriter(...))``
     and ``load_state_dict(..., no_dist=True)``, each with PyTorch's FutureWarning, and
@@ -170,25 +209,50 @@ def _a_value_the_copy_refuses(rank: int, world: int, directory: str) -> dict:
     import disttorch.distributed.checkpoint as dcp
 
     dist.init_process_group("gloo")
-    state = {"w": torch.ones(3), "lock": threading.Lock()}  # rank 0 copies the plain values
+    state = {"w": torch.ones(3), **({"lock": threading.Lock()} if rank == 0 else {})}  # rank 0's own key
     future = dcp.async_save(state, checkpoint_id=directory, process_group=dist.new_group(backend="gloo"))
     total = torch.ones(2)
     dist.all_reduce(total)  # training goes on beside the save (it hung here on rank 0)
     error = future.exception(timeout=20)
     failed = {r: type(e).__name__ for r, (e, _) in error.failures.items()}
-    dist.destroy_process_group()
-    return {
+    out = {
         "error": (type(error).__name__, failed),
         "total": float(total[0]),
         "metadata": ".metadata" in os.listdir(directory),
     }
+    # a key of one rank's own (a tensor, a value) is saved by that rank, as PyTorch saves it
+    dcp.save(
+        {"w": torch.ones(3), f"rank{rank}": torch.full((2,), rank + 7.0), f"step{rank}": rank},
+        checkpoint_id=directory,
+    )
+    theirs = {f"rank{1 - rank}": torch.zeros(2), f"step{1 - rank}": -1}
+    dcp.load(theirs, checkpoint_id=directory)
+    out["theirs"] = {k: v.tolist() if isinstance(v, torch.Tensor) else v for k, v in theirs.items()}
+    dist.destroy_process_group()
+    return out
+
+
+@pytest.fixture(scope="module")
+def copy_refused(tmp_path_factory) -> list:
+    directory = tmp_path_factory.mktemp("dcp") / "ckpt"
+    directory.mkdir()
+    return run_ranks(_a_value_the_copy_refuses, 2, (str(directory),), timeout=45)
 
 
 @pytest.mark.timeout(60)
-def test_a_rank_whose_copy_fails_fails_every_ranks_future_and_training_goes_on(tmp_path):
+def test_a_rank_whose_copy_fails_fails_every_ranks_future_and_training_goes_on(copy_refused):
     """The copy ``async_save`` makes of a value ``deepcopy`` refuses (a lock) on rank 0: every
     rank's future raises ``CheckpointException`` naming it (it raised from rank 0's call
     alone, the others waiting in the save for ever and training's next collective with them)."""
-    (tmp_path / "ckpt").mkdir()
-    for out in run_ranks(_a_value_the_copy_refuses, 2, (str(tmp_path / "ckpt"),), timeout=45):
-        assert out == {"error": ("CheckpointException", {0: "TypeError"}), "total": 2.0, "metadata": False}
+    for out in copy_refused:
+        assert {k: out[k] for k in ("error", "total", "metadata")} == {
+            "error": ("CheckpointException", {0: "TypeError"}),
+            "total": 2.0,
+            "metadata": False,
+        }
+
+
+def test_a_key_only_one_rank_holds_is_saved_by_it(copy_refused):
+    # (rank 1's was recorded in the metadata without its piece, and its plain value dropped)
+    for rank, out in enumerate(copy_refused):
+        assert out["theirs"] == {f"rank{1 - rank}": [8.0 - rank] * 2, f"step{1 - rank}": 1 - rank}

@@ -5,7 +5,8 @@ on real processes: ``ShardedTensor`` values whose shards and metadata are those 
 ``distributed.checkpoint`` and loaded back with ``load_state_dict``; ``LOCAL_STATE_DICT`` as
 PyTorch's (one ``_flat_param`` per unit, and each parameter's slice of it with
 ``use_orig_params=True``), loaded back by ``load_state_dict`` (after ``torch.save`` and
-``torch.load`` too)."""
+``torch.load`` too), refused by another rank or world size as PyTorch's; ranks that wrapped
+other modules are refused at the first forward."""
 
 from __future__ import annotations
 
@@ -95,6 +96,41 @@ def _worker(rank: int, world: int, directory: str) -> dict:
         out["local_restored"].append(
             all((p.detach().full_tensor().numpy() == w).all() for p, w in zip(model.parameters(), whole))
         )
+    # a sharded state dict saved by one rank and loaded by another, or in another world size,
+    # is refused as PyTorch's refuses it (its shard would land in another rank's place)
+    with FSDP.state_dict_type(f, StateDictType.SHARDED_STATE_DICT):
+        sd = f.state_dict()
+        torch.save(sd, f"{directory}/rank{rank}.pt")
+        torch.distributed.barrier()
+        out["refused"] = []
+        try:
+            torch.load(f"{directory}/rank{1 - rank}.pt", weights_only=False)
+            out["refused"].append("loaded")
+        except RuntimeError as e:
+            out["refused"].append(str(e))
+        st = sd["0.weight"]  # as if saved in a job of 3 ranks and loaded before the group was up
+        st.__dict__.update(_saved_by=(rank, 3), _layout=st.__getstate__()["_layout"])
+        try:
+            f.load_state_dict(sd)
+            out["refused"].append("loaded")
+        except RuntimeError as e:
+            out["refused"].append(str(e))
+    # ranks that wrapped different modules of one size would each build their parameters from
+    # the others' shards: refused at the first forward, on every rank
+    import functools
+
+    from disttorch.distributed.fsdp.wrap import lambda_auto_wrap_policy
+
+    same = torch.nn.Sequential(*(torch.nn.Linear(4, 4) for _ in range(3)))
+    pick = same[0] if rank == 0 else same[2]
+    odd = FSDP(
+        same, auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=lambda m: m is pick)
+    )
+    try:
+        odd(torch.ones(1, 4))
+        out["wrapping"] = "ran"
+    except RuntimeError as e:
+        out["wrapping"] = str(e)
     return out
 
 
@@ -164,6 +200,28 @@ def test_sharded_state_dict_is_pytorchs_sharded_tensor(ranks):
         for key, (_, shards) in PYTORCH_METADATA.items():  # this rank's shard, if it holds one
             want = [(o, tuple(s)) for o, s, where in shards if where == f"rank:{rank}/cpu"]
             assert out["local"][key] == want
+
+
+def test_a_sharded_state_dict_of_another_rank_or_world_size_is_refused_as_pytorchs(ranks):
+    for rank, out in enumerate(ranks):
+        other, world = out["refused"]
+        assert other.startswith(f"Local rank at save time was {1 - rank}, but at load time was {rank}: "), (
+            other
+        )
+        assert "save it with torch.distributed.checkpoint" in other
+        assert world.startswith("Local world size at save time was 3, but at load time was 2"), world
+
+
+def test_ranks_that_wrapped_other_modules_of_one_size_are_refused_naming_both(ranks):
+    for rank, out in enumerate(ranks):
+        said = out["wrapping"]
+        assert said.startswith("FSDP: the ranks sharded the model differently: fully-sharded module 0"), said
+        mine, theirs = (
+            ("1.weight [4, 4]", "0.weight [4, 4]") if rank == 0 else ("0.weight [4, 4]", "1.weight [4, 4]")
+        )
+        assert (
+            f"'(root)' ({mine} float32" in said and f"on rank {rank} but '(root)' ({theirs} float32" in said
+        )
 
 
 def test_sharded_state_dict_round_trips_through_dcp(ranks):

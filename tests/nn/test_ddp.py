@@ -337,13 +337,14 @@ def _unused(rank, world, find_unused):
     loss = ddp(torch.randn(3, 4))
     try:
         loss.backward()
+        grads = [None if p.grad is None else p.grad.numpy().copy() for p in net.parameters()]
         with torch.no_grad():
             ddp(torch.randn(3, 4))  # evaluating is allowed, as in PyTorch
         if not find_unused:  # the next training forward raises what the backward left undone
             ddp(torch.randn(3, 4))
     except RuntimeError as e:
         dist.destroy_process_group()
-        return "error", str(e)
+        return "error", str(e), grads
     out = (net.never_used.weight.grad is None, net.used_by_rank0.weight.grad is not None)
     dist.destroy_process_group()
     return "ok", out
@@ -359,7 +360,13 @@ def test_find_unused_parameters_true_handles_skipped_parameters():
 @pytest.mark.timeout(60)
 def test_unused_parameter_without_find_unused_names_it_instead_of_hanging():
     results = run_ranks(_unused, 2, args=(False,), timeout=45)
-    for rank, (status, msg) in enumerate(results):
+    # as PyTorch (gloo): that backward's reduction never finishes, so each rank keeps its own
+    # gradients and a parameter it did not use keeps grad None (an optimizer step leaves it be)
+    (_, _, grads0), (_, _, grads1) = results
+    assert [g is None for g in grads0] == [False, False, False, False, True, True]
+    assert [g is None for g in grads1] == [False, False, True, True, True, True]
+    assert not np.allclose(grads0[0], grads1[0])  # the body's gradients were not averaged
+    for rank, (status, msg, _) in enumerate(results):
         assert status == "error"
         assert msg.startswith("Expected to have finished reduction in the prior iteration"), msg
         assert "`find_unused_parameters=True`" in msg
@@ -387,8 +394,12 @@ def _mismatch(rank, world):
 
 @pytest.mark.timeout(60)
 def test_mismatched_models_raise_on_every_rank_naming_the_parameter():
-    for msg in run_ranks(_mismatch, 2, timeout=45):
+    for rank, msg in enumerate(run_ranks(_mismatch, 2, timeout=45)):
         assert "0.weight" in msg and "[5, 4]" in msg and "[6, 4]" in msg
+        where = "this process" if rank == 1 else "process 1"  # PyTorch's words (on rank 1)
+        assert msg.startswith(
+            f"[1]: params[0] in {where} with sizes [6, 4] appears not to match sizes of the same"
+        )
 
 
 def _join(rank, world):

@@ -1,7 +1,8 @@
 """The on-disk form of a distributed checkpoint: a directory with one ``__<rank>_0.distcp`` per
 rank (PyTorch's file names; the bytes are NumPy's ``.npz`` of the tensor pieces that rank
 holds) and ``.metadata`` (JSON, written by rank 0: every key's dtype, global shape and pieces with their first row and file, and the
-plain values). Nothing in it is pickled, so loading a checkpoint runs no code.
+plain values, as ``_plain`` keeps them). Nothing in it is pickled, so loading a checkpoint
+runs no code.
 
 Every file is written whole or not at all (temporary file, ``fsync``, rename; the next save of
 a file removes the temporary files of its writes that were killed); the piece files are

@@ -9,11 +9,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ..._tensor import Size, Tensor
 from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
+from ._plain import plain_from_json
 from .api import checkpoint_directory
 from .state_dict_saver import wait_for_background_saves
 from .stateful import Stateful, stateful_to_state_dict
@@ -125,14 +126,14 @@ def load_state_dict(
 
 
 def _spec_of(metadata: dict, key: str, shape: tuple) -> dict:
-    """The checkpoint's entry for tensor ``key`` of global ``shape``; raises if absent or
-    of another shape."""
+    """The checkpoint's entry for tensor ``key`` of global ``shape``; raises if absent
+    (``RuntimeError``) or of another shape (``ValueError``), as PyTorch's."""
     spec = metadata["tensors"].get(key)
     if spec is None:
         raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
-    if tuple(spec["shape"]) != shape:
-        raise RuntimeError(
-            f"Size mismatch for {key}: the checkpoint holds shape {spec['shape']}, the state_dict {list(shape)}"
+    if tuple(spec["shape"]) != shape:  # PyTorch's words and type
+        raise ValueError(
+            f"Size mismatch between saved {Size(spec['shape'])!r} and current: {Size(shape)!r} for {key}"
         )
     return spec
 
@@ -164,6 +165,6 @@ def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
             np.copyto(value._data, data.reshape(value._data.shape).astype(value._data.dtype, copy=False))
             value._bump_version()
         elif key in metadata["plain"]:
-            container[index] = metadata["plain"][key]
+            container[index] = plain_from_json(metadata["plain"][key])
         else:
             raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")

@@ -1,6 +1,8 @@
 """``save``: every rank writes the pieces it holds; rank 0 writes where they all are (per
 piece: the rank, the global index of its first element, its shape). Of a DTensor's
-replicas along its ``Replicate`` mesh dimensions only the first writes.
+replicas along its ``Replicate`` mesh dimensions only the first writes; a plain tensor or
+value (replicated, or a rank's own key such as ``dp_rank_1``) is written by the lowest rank
+that holds its key, as PyTorch keeps one copy of each (the ranks first exchange their keys).
 
 A rank that fails to write (a full disk, say) tells the others: every rank then raises
 ``CheckpointException`` naming the failed ranks and their errors, no piece file is renamed into
@@ -22,7 +24,6 @@ and recorded for the launcher, whose report names it; the exit status stays PyTo
 from __future__ import annotations
 
 import atexit
-import copy
 import logging
 import os
 import secrets
@@ -50,6 +51,7 @@ from ._format import (
     write_metadata,
     write_pieces,
 )
+from ._plain import plain_to_json
 from .api import WRAPPED_EXCEPTION, CheckpointException, attempt, checkpoint_directory
 from .stateful import stateful_to_state_dict
 
@@ -113,6 +115,7 @@ class _Save:
         pieces: dict[str, np.ndarray] = {}
         entries: dict[str, dict] = {}
         plain: dict[str, Any] = {}
+        shared: list[str] = []  # plain tensors and values: the lowest rank holding one writes it
         for key, (container, index) in flatten(state_dict).items():
             value = container[index]
             if isinstance(value, ShardedTensor):  # this rank's shard (one at most), at its offsets
@@ -142,20 +145,25 @@ class _Save:
                     spec["pieces"] = [[rank, list(offset), list(value._data.shape)]]
             elif isinstance(value, Tensor):
                 entries[key] = {"dtype": dtype_name(value._data), "shape": list(value._data.shape)}
-                if rank == 0:
-                    pieces[key] = value._data
-                    entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
-            elif rank == 0:
+                pieces[key] = value._data
+                entries[key]["pieces"] = [[rank, 0, list(value._data.shape)]]
+                shared.append(key)
+            else:
                 plain[key] = value
-        self.pieces, self.entries, self.plain = pieces, entries, plain
-        self.paths = leaf_paths(state_dict) if rank == 0 else None  # the nesting, for format_utils
-        # the state may change as soon as the caller has it back; a copy that fails (a value
-        # deepcopy refuses) is this rank's failure, which commit reports to every rank
-        self.failure = attempt(self._stage) if staged else None
+                shared.append(key)
+        self.pieces, self.entries, self.plain, self.shared = pieces, entries, plain, shared
+        self.paths = leaf_paths(state_dict)  # the nesting, for format_utils
+        # the state may change as soon as the caller has it back: the plain values are kept
+        # as the metadata holds them (a copy) at once, the arrays copied too with ``staged``; a
+        # value of no kept type, or a copy that fails, is this rank's failure, which commit
+        # reports to every rank
+        self.failure = attempt(self._keep_plain) or (attempt(self._stage) if staged else None)
+
+    def _keep_plain(self) -> None:
+        self.plain = {key: plain_to_json(value, key) for key, value in self.plain.items()}
 
     def _stage(self) -> None:
         self.pieces = {k: np.array(v, copy=True) for k, v in self.pieces.items()}
-        self.plain = copy.deepcopy(self.plain)
 
     def _everyone(self, value: Any) -> list:
         """``value`` of every rank of the group, by rank (all-gathered)."""
@@ -169,13 +177,29 @@ class _Save:
         """Write this rank's files, gather every rank's entries, and (rank 0) the metadata."""
         rank, world, group = self.rank, self.world, self.group
         save_id = secrets.token_hex(8)
+        if world > 1:  # a plain tensor or value that a lower rank holds is that rank's to write
+            lower = set().union(*self._everyone(self.shared)[:rank])
+            for key in lower.intersection(self.shared):
+                self.pieces.pop(key, None)
+                self.plain.pop(key, None)
+                if key in self.entries:
+                    del self.entries[key]["pieces"]
         staged: list = []  # this rank's piece file, written to a temporary (None: written directly)
         failure = self.failure or attempt(
             lambda: staged.append(_write_pieces(self.directory, rank, self.pieces, save_id))
         )
         written = [s for s in staged if s is not None]
         try:
-            every = self._everyone((self.entries, list(self.pieces), save_id, failure))
+            every = self._everyone(
+                (
+                    self.entries,
+                    list(self.pieces),
+                    save_id,
+                    self.plain if failure is None else {},
+                    self.paths,
+                    failure,
+                )
+            )
             failures = {r: failed for r, (*_, failed) in enumerate(every) if failed is not None}
             _raise_failures(failures)
         except BaseException:  # a rank failed or died: an earlier checkpoint here stays whole
@@ -193,13 +217,17 @@ class _Save:
         _raise_failures({r: failed for r, failed in enumerate(self._everyone(renamed)) if failed is not None})
         metadata: dict[str, Any] = {
             "tensors": {},
-            "plain": self.plain,
+            "plain": {},
             "world_size": world,
-            "save_ids": [ids for _, _, ids, _ in every],
+            "save_ids": [ids for _, _, ids, *_ in every],
+            "paths": {},
         }
-        if rank == 0:
-            metadata["paths"] = self.paths
-        for rank_entries, order, _, _ in every:
+        for _, _, _, plain, paths, _ in every:  # by rank: the lowest rank's first
+            for key, value in plain.items():
+                metadata["plain"].setdefault(key, value)
+            for key, path in paths.items():
+                metadata["paths"].setdefault(key, path)
+        for rank_entries, order, *_ in every:
             for key, spec in rank_entries.items():
                 merged = metadata["tensors"].setdefault(
                     key, {"dtype": spec["dtype"], "shape": spec["shape"], "pieces": []}

@@ -138,27 +138,35 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ construction
     def _check_same_parameters(self, module: Module) -> None:
-        """Every rank must hold the same parameter names, shapes and dtypes."""
+        """Every rank must hold the same parameter names, shapes and dtypes: PyTorch's error
+        for a count or a shape that differs (on every rank here), naming both sides."""
         dist = _dist()
         mine = [(n, tuple(p.shape), p.dtype.name) for n, p in module.named_parameters()]
         everyone: list = [None] * dist.get_world_size(self.process_group)
         dist.all_gather_object(everyone, mine, group=self.process_group)
+        me = dist.get_rank(self.process_group)
+        fix = "every rank must build the same model."
+        other = next((r for r, theirs in enumerate(everyone) if len(theirs) != len(mine)), None)
+        if other is not None:
+            raise RuntimeError(
+                f"DDP expects same model across all ranks, but Rank {me} has {len(mine)} params, while rank "
+                f"{other} has inconsistent {len(everyone[other])} params. DistributedDataParallel: {fix}"
+            )
         ref = everyone[0]
         for r, theirs in enumerate(everyone):
-            if theirs == ref:
-                continue
-            if len(theirs) != len(ref):
-                raise RuntimeError(
-                    f"DistributedDataParallel: rank {r} has {len(theirs)} parameters "
-                    f"but rank 0 has {len(ref)}; every rank must build the same model."
-                )
-            for (n0, s0, d0), (n1, s1, d1) in zip(ref, theirs):
-                if (n0, s0, d0) != (n1, s1, d1):
+            for i, ((n0, s0, d0), (n1, s1, d1)) in enumerate(zip(ref, theirs)):
+                if (n0, s0, d0) == (n1, s1, d1):
+                    continue
+                detail = f"rank 0 has '{n0}' {list(s0)} {d0} where rank {r} has '{n1}' {list(s1)} {d1}"
+                if s0 != s1:
+                    where = "this process" if r == me else f"process {r}"
                     raise RuntimeError(
-                        f"DistributedDataParallel: parameters differ between ranks: rank 0 has "
-                        f"'{n0}' {list(s0)} {d0} where rank {r} has '{n1}' {list(s1)} {d1}; "
-                        "every rank must build the same model."
+                        f"[{r}]: params[{i}] in {where} with sizes {list(s1)} appears not to match sizes "
+                        f"of the same param in process 0. DistributedDataParallel: {detail}; {fix}"
                     )
+                raise RuntimeError(
+                    f"DistributedDataParallel: parameters differ between ranks: {detail}; {fix}"
+                )
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:

@@ -41,7 +41,9 @@ its buckets are rebuilt or the group ends (a ``.grad`` may still be a view of th
 A parameter that got no gradient is reported by name (``find_unused_parameters=False``)
 or counted as a zero contribution (``find_unused_parameters=True``, where a parameter
 unused on every rank keeps ``grad=None``). Either way the bucket is still reduced, so
-the ranks' collectives stay aligned and nothing hangs.
+the ranks' collectives stay aligned and nothing hangs; without ``find_unused_parameters``
+that rank's gradients are then left as its backward made them (its own, not averaged; the
+unused parameter's ``None``), as PyTorch leaves a reduction it never finished.
 
 Parameters that expect sparse gradients (``nn.Embedding``/``nn.EmbeddingBag`` with
 ``sparse=True``) stay out of the buckets, as in PyTorch: after the dense buckets, each one's
@@ -329,9 +331,15 @@ class Reducer:
             self._end_recording(
                 self._order + [i for i in reversed(range(len(self.params))) if not self._used[i]]
             )
+        # PyTorch never finishes the reduction of a backward that left a parameter without a
+        # gradient (find_unused_parameters=False): every .grad stays this rank's own, an unused
+        # parameter's stays None. The buckets are still reduced, so the ranks' collectives stay aligned.
+        write_back = self.find_unused or not missing
         start = trace.begin("wait for buckets", "ddp")
         for b in self.buckets:
             result = self._wait_bucket(b)
+            if not write_back:
+                continue
             if isinstance(result, Tensor) and result._data is not b.buffer:
                 np.copyto(b.buffer, result._data.reshape(-1), casting="unsafe")
             if self._grad_scale != 1.0:

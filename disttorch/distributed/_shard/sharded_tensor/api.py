@@ -10,7 +10,10 @@ PyTorch's, it is not a ``Tensor`` subclass: it offers the metadata API (``local_
 no arithmetic, so state-dict walkers that act on ``isinstance(v, Tensor)`` values (moving them
 to a device, casting) pass it by, where PyTorch's answers most of those calls with itself.
 ``torch.save``/``torch.load`` keep it, as PyTorch's: the local shards, the metadata and the
-mesh's ranks (its groups are made again when it is loaded into a model, on every rank).
+mesh's ranks (its groups are made again when it is loaded into a model, on every rank). As
+PyTorch's, it loads only into the rank and world size that saved it (``RuntimeError``: "Local
+rank at save time was 1, but at load time was 0"), checked by ``torch.load`` when the process
+group is up, else when loaded into a model: its shard would silently land in another rank's place.
 """
 
 from __future__ import annotations
@@ -71,20 +74,48 @@ class ShardedTensor:
 
     def __getstate__(self) -> dict:
         """The shards and metadata; the mesh as its ranks and names (its groups do not pickle)."""
+        from ...groups import get_rank, get_world_size, is_initialized
+
         state = dict(self.__dict__)
+        if is_initialized():
+            state["_saved_by"] = (get_rank(), get_world_size())
         if self._layout is not None:
             mesh, placements = self._layout
             state["_layout"] = ((mesh.mesh.tolist(), mesh.mesh_dim_names), placements)
         return state
 
     def __setstate__(self, state: dict) -> None:
+        from ...groups import is_initialized
+
         self.__dict__.update(state)
+        if is_initialized():
+            self._check_saved_here()
+
+    def _check_saved_here(self) -> None:
+        """Raise PyTorch's error when this rank or world size is not the one that saved it."""
+        saved = self.__dict__.get("_saved_by")
+        if saved is None:  # made here, or saved without a process group
+            return
+        from ...groups import get_rank, get_world_size
+
+        hint = (
+            ": a sharded state dict loads only into the rank that saved it, in a job of as many ranks; "
+            "save it with torch.distributed.checkpoint (dcp.save, dcp.load) to load it into another"
+        )
+        for what, then, now in (
+            ("Local rank", saved[0], get_rank()),
+            ("Local world size", saved[1], get_world_size()),
+        ):
+            if then != now:
+                raise RuntimeError(f"{what} at save time was {then}, but at load time was {now}{hint}")
 
     def _mesh_and_placements(self) -> tuple[Any, Any]:
         """The layout's mesh (made again, collectively, after unpickling) and placements."""
         mesh, placements = self._layout
         if isinstance(mesh, tuple):  # ranks and names from __getstate__
             from ...device_mesh import DeviceMesh
+
+            self._check_saved_here()
 
             mesh = DeviceMesh("cpu", mesh[0], mesh_dim_names=mesh[1])
             self._layout = (mesh, placements)

@@ -23,6 +23,7 @@ from typing import Any
 from ...._tensor import Tensor
 from ....autograd import grad_mode
 from ....autograd.engine import queue_callback
+from ._same_units import check_same_units
 from ._unit import FSDPUnit
 
 __all__ = ["FSDPState"]
@@ -97,6 +98,7 @@ class FSDPState:
                     continue
                 state.root = self
         self.reshard_after_forward = False  # backward needs the root's parameters at once
+        check_same_units(self.module, self.states)
 
     # ------------------------------------------------------------------ forward
     def _pre_forward(self, module: Any, args: tuple, kwargs: dict) -> tuple:

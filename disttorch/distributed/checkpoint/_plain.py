@@ -1,0 +1,91 @@
+"""How a checkpoint's metadata (JSON) keeps the plain (non-tensor) values of a state dict.
+
+PyTorch pickles them; a disttorch checkpoint runs no code when loaded, so each value is kept as
+JSON, what JSON lacks under a one-key tag: ``{"bytes": base64}`` (``bytes``; with ``"io"``: an
+``io.BytesIO``), ``{"tuple": [...]}``, ``{"set": [...]}`` (``"frozen"``: a ``frozenset``),
+``{"dict": [[key, value], ...]}`` (keys of any kept type, order kept) and ``{"numpy": [dtype,
+base64, shape]}`` (an array; ``shape`` ``null``: a NumPy scalar). Inside a kept value every
+dict is tagged, so a tag is never a value's own dict. Numbers, strings, ``None`` and lists are
+JSON's own. Anything else (an arbitrary object) is refused at the save, naming it: a tuple
+comes back a tuple (``random.setstate`` takes it) and NumPy's random state saves, as with PyTorch.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plain_from_json", "plain_to_json"]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def plain_to_json(value: Any, key: str = "") -> Any:
+    """``value`` as the metadata keeps it; ``TypeError`` naming ``key`` for a value of no kept type."""
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        array = np.asarray(value)
+        if array.dtype.hasobject:
+            raise TypeError(
+                f"dcp.save: '{key}' is a NumPy array of Python objects, which a checkpoint cannot keep"
+            )
+        shape = list(array.shape) if isinstance(value, np.ndarray) else None
+        return {"numpy": [array.dtype.str, _b64(np.ascontiguousarray(array).tobytes()), shape]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, io.BytesIO):
+        return {"bytes": _b64(value.getvalue()), "io": True}
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytes": _b64(bytes(value))}
+    if isinstance(value, list):
+        return [plain_to_json(v, key) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [plain_to_json(v, key) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        return {"set": [plain_to_json(v, key) for v in value], "frozen": isinstance(value, frozenset)}
+    if isinstance(value, dict):
+        return {"dict": [[plain_to_json(k, key), plain_to_json(v, key)] for k, v in value.items()]}
+    raise TypeError(
+        f"dcp.save: '{key}' holds a value of type {type(value).__name__}, which a checkpoint cannot keep: it keeps "
+        "tensors, "
+        "numbers, strings, None, bytes, lists, tuples, sets, dicts and NumPy arrays (nothing is pickled, so "
+        "loading one runs no code); save the object's state in those"
+    )
+
+
+def plain_from_json(stored: Any) -> Any:
+    """The value :func:`plain_to_json` kept. Raises ``ValueError`` on a malformed tag."""
+    try:
+        return _decode(stored)
+    except (binascii.Error, TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
+        raise ValueError(f"a checkpoint's plain value is malformed: {type(exc).__name__}: {exc}") from None
+
+
+def _decode(stored: Any) -> Any:
+    if isinstance(stored, list):
+        return [_decode(v) for v in stored]
+    if not isinstance(stored, dict):
+        return stored
+    if "bytes" in stored:
+        data = base64.b64decode(stored["bytes"], validate=True)
+        return io.BytesIO(data) if stored.get("io") else data
+    if "tuple" in stored:
+        return tuple(_decode(v) for v in stored["tuple"])
+    if "set" in stored:
+        return (frozenset if stored.get("frozen") else set)(_decode(v) for v in stored["set"])
+    if "dict" in stored:
+        return {_decode(k): _decode(v) for k, v in stored["dict"]}
+    if "numpy" in stored:
+        dtype, data, shape = stored["numpy"]
+        dtype = np.dtype(dtype)
+        if dtype.hasobject:
+            raise ValueError("a NumPy array of Python objects")
+        raw = base64.b64decode(data, validate=True)
+        array = np.frombuffer(raw, dtype=dtype).copy()  # (a size the bytes do not hold raises)
+        return array.reshape(shape) if shape is not None else array.reshape(())[()]
+    raise ValueError(f"an object with no known tag: {sorted(stored)[:3]}")
