@@ -1,0 +1,43 @@
+"""``torchvision.ops``: boxes and NMS, the focal loss, stochastic depth and the model
+building blocks of ``misc``."""
+
+from .boxes import (
+    batched_nms,
+    box_area,
+    box_convert,
+    box_iou,
+    clip_boxes_to_image,
+    generalized_box_iou,
+    nms,
+    remove_small_boxes,
+)
+from .focal_loss import sigmoid_focal_loss
+from .misc import (
+    MLP,
+    Conv2dNormActivation,
+    Conv3dNormActivation,
+    FrozenBatchNorm2d,
+    Permute,
+    SqueezeExcitation,
+)
+from .stochastic_depth import StochasticDepth, stochastic_depth
+
+__all__ = [
+    "Conv2dNormActivation",
+    "Conv3dNormActivation",
+    "FrozenBatchNorm2d",
+    "MLP",
+    "Permute",
+    "SqueezeExcitation",
+    "StochasticDepth",
+    "batched_nms",
+    "box_area",
+    "box_convert",
+    "box_iou",
+    "clip_boxes_to_image",
+    "generalized_box_iou",
+    "nms",
+    "remove_small_boxes",
+    "sigmoid_focal_loss",
+    "stochastic_depth",
+]
