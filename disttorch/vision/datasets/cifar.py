@@ -19,8 +19,10 @@ from .vision import VisionDataset
 
 __all__ = ["CIFAR10", "CIFAR100"]
 
-#: what a NumPy array's pickle names (NumPy 1 and 2 spell its module differently)
+#: what a NumPy array's pickle names (NumPy 1 and 2 spell its module differently; a protocol-2
+#: pickle written by Python 3 spells bytes as ``_codecs.encode`` of a latin-1 string)
 _ARRAY_GLOBALS = {
+    ("_codecs", "encode"),
     ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "_reconstruct"),
     ("numpy", "ndarray"),
