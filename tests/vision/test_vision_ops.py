@@ -128,3 +128,78 @@ def test_ops_match_torchvision(torch, torchvision):
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert our_reprs == their_reprs
+
+
+X = np.random.default_rng(9).normal(size=(2, 3, 9, 11))
+ROIS = np.array([[0, 1.3, 0.7, 7.9, 6.2], [1, -2, -1, 4, 3], [1, 5.5, 2.25, 12.5, 10], [0, 3, 3, 3.2, 3.1]])
+
+
+def _brute_roi_align(x, rois, out_h, out_w, scale, ratio, aligned):
+    """RoI Align sample by sample, as torchvision's CPU kernel defines it."""
+    height, width = x.shape[2:]
+    out = np.zeros((len(rois), x.shape[1], out_h, out_w))
+    for k, (b, *box) in enumerate(rois):
+        x1, y1, x2, y2 = (v * scale - (0.5 if aligned else 0.0) for v in box)
+        rw, rh = (x2 - x1, y2 - y1) if aligned else (max(x2 - x1, 1.0), max(y2 - y1, 1.0))
+        gh = ratio if ratio > 0 else int(np.ceil(rh / out_h))
+        gw = ratio if ratio > 0 else int(np.ceil(rw / out_w))
+        for ph in range(out_h):
+            for pw in range(out_w):
+                total = 0.0
+                for iy in range(gh):
+                    for ix in range(gw):
+                        y = y1 + ph * rh / out_h + (iy + 0.5) * rh / out_h / gh
+                        xx = x1 + pw * rw / out_w + (ix + 0.5) * rw / out_w / gw
+                        if y < -1 or y > height or xx < -1 or xx > width:
+                            continue
+                        y, xx = min(max(y, 0), height - 1), min(max(xx, 0), width - 1)
+                        y0, x0 = int(y), int(xx)
+                        y1_, x1_ = min(y0 + 1, height - 1), min(x0 + 1, width - 1)
+                        ly, lx = y - y0, xx - x0
+                        img = x[int(b)]
+                        total = total + (
+                            (1 - ly) * (1 - lx) * img[:, y0, x0]
+                            + (1 - ly) * lx * img[:, y0, x1_]
+                            + ly * (1 - lx) * img[:, y1_, x0]
+                            + ly * lx * img[:, y1_, x1_]
+                        )
+                out[k, :, ph, pw] = total / max(gh * gw, 1)
+    return out
+
+
+@pytest.mark.parametrize(
+    "out_size, scale, ratio, aligned",
+    [((3, 3), 1.0, -1, False), ((2, 4), 0.5, 2, False), ((4, 3), 1.3, 0, True)],
+)
+def test_roi_align_follows_the_kernel_and_has_its_gradient(out_size, scale, ratio, aligned):
+    x = dt.tensor(X, requires_grad=True)
+    out = ops.roi_align(x, dt.tensor(ROIS), out_size, scale, ratio, aligned)
+    expected = _brute_roi_align(X, ROIS, *out_size, scale, ratio, aligned)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
+    if aligned:  # one case is enough for the gradient (the backward is the same product)
+        one_channel = dt.tensor(X[:, :1], requires_grad=True)
+        args = (dt.tensor(ROIS), out_size, scale, ratio, aligned)
+        assert dt.autograd.gradcheck(lambda x: ops.roi_align(x, *args), (one_channel,))
+    per_image = [dt.tensor(ROIS[ROIS[:, 0] == 0, 1:]), dt.tensor(ROIS[ROIS[:, 0] == 1, 1:])]
+    module = ops.RoIAlign(out_size, scale, ratio, aligned)
+    assert module(x, per_image).shape == (4, 3, *out_size)
+    with pytest.raises(RuntimeError, match="to have the same type"):
+        ops.roi_align(x.float(), dt.tensor(ROIS), 2)
+
+
+@pytest.mark.parity
+def test_roi_align_matches_torchvision_inside_the_image(torch, torchvision):
+    """torchvision without its compiled ops runs its PyTorch RoI Align, which agrees with the
+    kernel for regions inside the image (outside, it clamps where the kernel gives zero)."""
+    rois = np.array(
+        [[0, 1.3, 0.7, 7.9, 6.2], [1, 0.2, 0.1, 4, 3], [1, 5.5, 2.25, 9.5, 7], [0, 3, 3, 3.2, 3.1]]
+    )
+    results = []
+    for lib, tv_ops in ((dt, ops), (torch, torchvision.ops)):
+        x = lib.tensor(X.astype(np.float32), requires_grad=True)
+        out = tv_ops.roi_align(x, lib.tensor(rois.astype(np.float32)), (3, 2), 0.9, -1, True)
+        (out * lib.arange(out.numel()).reshape(out.shape)).sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy(), repr(tv_ops.RoIAlign(3, 0.5, 2))))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5, atol=1e-5)
+    assert results[0][2] == results[1][2]

@@ -1,5 +1,5 @@
-"""``torchvision.ops``: boxes and NMS, the focal loss, stochastic depth and the model
-building blocks of ``misc``."""
+"""``torchvision.ops``: boxes and NMS, RoI Align, the focal loss, stochastic depth and the
+model building blocks of ``misc``."""
 
 from .boxes import (
     batched_nms,
@@ -20,6 +20,7 @@ from .misc import (
     Permute,
     SqueezeExcitation,
 )
+from .roi_align import RoIAlign, roi_align
 from .stochastic_depth import StochasticDepth, stochastic_depth
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "FrozenBatchNorm2d",
     "MLP",
     "Permute",
+    "RoIAlign",
     "SqueezeExcitation",
     "StochasticDepth",
     "batched_nms",
@@ -38,6 +40,7 @@ __all__ = [
     "generalized_box_iou",
     "nms",
     "remove_small_boxes",
+    "roi_align",
     "sigmoid_focal_loss",
     "stochastic_depth",
 ]
