@@ -85,7 +85,8 @@ def test_box_and_loss_gradients_in_float64():
     xy = rng.uniform(0, 5, (3, 2))
     a = dt.tensor(np.concatenate([xy, xy + rng.uniform(1, 4, (3, 2))], 1), requires_grad=True)
     b = dt.tensor(np.concatenate([xy + 0.5, xy + rng.uniform(2, 5, (3, 2))], 1), requires_grad=True)
-    assert dt.autograd.gradcheck(lambda a, b: ops.generalized_box_iou(a, b), (a, b))
+    for iou in (ops.generalized_box_iou, ops.distance_box_iou):  # complete_box_iou's weight is
+        assert dt.autograd.gradcheck(iou, (a, b))  # a constant by design: not a true gradient
     logits = dt.tensor(rng.normal(size=(4, 3)), requires_grad=True)
     targets = dt.tensor((rng.random((4, 3)) > 0.5).astype(np.float64))
     assert dt.autograd.gradcheck(lambda x: ops.sigmoid_focal_loss(x, targets, reduction="mean"), (logits,))
@@ -108,6 +109,8 @@ def _ops_case(lib, tv_ops):
     values = [
         tv_ops.box_iou(b, b),
         tv_ops.generalized_box_iou(b, b),
+        tv_ops.distance_box_iou(b[:3], b),
+        tv_ops.complete_box_iou(b, b[1:]),
         tv_ops.box_convert(b, "xywh", "cxcywh"),
         tv_ops.sigmoid_focal_loss(x, (x > 0).float(), reduction="sum"),
         frozen(x),

@@ -15,6 +15,8 @@ __all__ = [
     "box_convert",
     "box_iou",
     "clip_boxes_to_image",
+    "complete_box_iou",
+    "distance_box_iou",
     "generalized_box_iou",
     "nms",
     "remove_small_boxes",
@@ -156,13 +158,53 @@ def box_iou(boxes1: Tensor, boxes2: Tensor, fmt: str = "xyxy") -> Tensor:
     )
 
 
+def _enclosing_wh(boxes1: Tensor, boxes2: Tensor) -> Tensor:
+    """Width and height ``[..., N, M, 2]`` of the smallest box enclosing each pair of ``xyxy`` boxes."""
+    lt = torch.min(boxes1[..., :, None, :2], boxes2[..., None, :, :2])
+    rb = torch.max(boxes1[..., :, None, 2:], boxes2[..., None, :, 2:])
+    return _upcast(rb - lt).clamp(min=0)
+
+
 def generalized_box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
     """Pairwise generalized IoU ``[..., N, M]`` of ``xyxy`` boxes: IoU minus the share of the
     enclosing box that the union leaves empty."""
     inter, union = _inter_union(boxes1, boxes2)
     iou = inter / union
-    lt = torch.min(boxes1[..., :, None, :2], boxes2[..., None, :, :2])
-    rb = torch.max(boxes1[..., :, None, 2:], boxes2[..., None, :, 2:])
-    wh = _upcast(rb - lt).clamp(min=0)
+    wh = _enclosing_wh(boxes1, boxes2)
     enclosing = wh[..., 0] * wh[..., 1]
     return iou - (enclosing - union) / enclosing
+
+
+def _diou_iou(boxes1: Tensor, boxes2: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    """Distance IoU (IoU less the squared distance of the centres over the enclosing box's
+    squared diagonal, plus ``eps``) and IoU, pairwise."""
+    iou = box_iou(boxes1, boxes2)
+    wh = _enclosing_wh(boxes1, boxes2)
+    diagonal = (wh[..., 0] ** 2) + (wh[..., 1] ** 2) + eps
+    cx1, cy1 = (boxes1[..., 0] + boxes1[..., 2]) / 2, (boxes1[..., 1] + boxes1[..., 3]) / 2
+    cx2, cy2 = (boxes2[..., 0] + boxes2[..., 2]) / 2, (boxes2[..., 1] + boxes2[..., 3]) / 2
+    centres = (_upcast(cx1[..., None] - cx2[..., None, :]) ** 2) + (
+        _upcast(cy1[..., None] - cy2[..., None, :]) ** 2
+    )
+    return iou - (centres / diagonal), iou
+
+
+def distance_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tensor:
+    """Pairwise distance IoU ``[..., N, M]`` of ``xyxy`` boxes (arXiv:1911.08287)."""
+    return _diou_iou(_upcast(boxes1), _upcast(boxes2), eps)[0]
+
+
+def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tensor:
+    """Pairwise complete IoU ``[..., N, M]`` of ``xyxy`` boxes: the distance IoU less a
+    weighted difference of the aspect ratios' arctangents (the weight not differentiated)."""
+    boxes1, boxes2 = _upcast(boxes1), _upcast(boxes2)
+    diou, iou = _diou_iou(boxes1, boxes2, eps)
+    w1, h1 = boxes1[..., None, 2] - boxes1[..., None, 0], boxes1[..., None, 3] - boxes1[..., None, 1]
+    w2, h2 = (
+        boxes2[..., None, :, 2] - boxes2[..., None, :, 0],
+        boxes2[..., None, :, 3] - boxes2[..., None, :, 1],
+    )
+    v = (4 / (torch.pi**2)) * torch.pow(torch.atan(w1 / h1) - torch.atan(w2 / h2), 2)
+    with torch.no_grad():
+        alpha = v / (1 - iou + v + eps)
+    return diou - alpha * v
