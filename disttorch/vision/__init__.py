@@ -12,12 +12,9 @@
 
 from __future__ import annotations
 
-from disttorch import __version__ as _own_version
-from disttorch.as_torch._finder import TORCHVISION_API_VERSION, alias_version
+from . import datasets, models, ops, transforms, utils, version
+from .version import __version__
 
-from . import datasets, models, ops, transforms, utils
-
-__version__ = alias_version(_own_version, TORCHVISION_API_VERSION)
 _image_backend = "PIL"
 
 __all__ = [
