@@ -5,6 +5,8 @@
 
     ops          boxes and NMS, sigmoid_focal_loss, StochasticDepth, FrozenBatchNorm2d, ...
     transforms   the v1 transforms and their ``functional`` on tensors and PIL images
+                 (and v2's ``functional`` for plain images)
+    io           reading and decoding images
     datasets     FakeData, ImageFolder/DatasetFolder, MNIST/FashionMNIST/KMNIST, CIFAR10/100
     utils        make_grid, save_image
     models       resnet18/34/50/101/152 (``weights=None``)
@@ -12,7 +14,7 @@
 
 from __future__ import annotations
 
-from . import datasets, models, ops, transforms, utils, version
+from . import datasets, io, models, ops, transforms, utils, version
 from .version import __version__
 
 _image_backend = "PIL"
@@ -20,6 +22,7 @@ _image_backend = "PIL"
 __all__ = [
     "__version__",
     "datasets",
+    "io",
     "get_image_backend",
     "models",
     "ops",

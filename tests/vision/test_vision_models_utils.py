@@ -26,14 +26,18 @@ def test_the_alias_serves_torchvision_with_its_version():
     assert [d.metadata["Name"] for d in TorchAlias().find_distributions()] == ["torch", "torchvision"]
 
 
-def test_resnet_trains_and_refuses_weights():
+def test_resnet_trains_and_weights_come_from_the_hub_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
     model = models.resnet18(num_classes=3)
     assert sum(p.numel() for p in model.parameters()) == 11689512 - 512 * 997 - 997
     out = model(dt.randn(2, 3, 16, 16))
     out.sum().backward()
     assert out.shape == (2, 3) and model.conv1.weight.grad is not None
-    with pytest.raises(ValueError, match="pretrained weights"):
-        models.resnet18(weights="IMAGENET1K_V1")
+    with pytest.raises(RuntimeError, match="resnet18-f37072fd.pth .*not cached"):
+        models.resnet18(weights="IMAGENET1K_V1")  # no network: only the hub cache
+    with pytest.raises(ValueError, match="'num_classes' expected value 1000 but got 3"):
+        models.vgg11(weights=models.VGG11_Weights.DEFAULT, num_classes=3)
+    assert models.get_weight("ResNet50_Weights.DEFAULT") is models.ResNet50_Weights.IMAGENET1K_V2
 
 
 def test_make_grid_and_save_image(tmp_path):
@@ -50,6 +54,7 @@ def test_make_grid_and_save_image(tmp_path):
 def _case(lib, tv):
     lib.manual_seed(0)
     model = tv.models.resnet18(num_classes=4, zero_init_residual=True)
+    vgg = tv.models.vgg11_bn(num_classes=2)
     grids = [
         tv.utils.make_grid(lib.tensor(BATCH), nrow=2, normalize=True),
         tv.utils.make_grid(
@@ -57,6 +62,7 @@ def _case(lib, tv):
         ),
     ]
     state = {k: v.numpy() for k, v in model.state_dict().items()}
+    state.update({"vgg." + k: v.numpy() for k, v in vgg.state_dict().items()})
     return state, [g.numpy() for g in grids]
 
 

@@ -2,6 +2,8 @@
 torchvision's numbers and, for the random transforms, its draws (same seed, same crops),
 where torchvision is installed; round trips and errors everywhere."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -139,3 +141,45 @@ def test_pil_transforms_match_torchvision(torch, torchvision):
         np.testing.assert_allclose(
             our_pipeline(pic).numpy(), their_pipeline(pic).numpy(), rtol=1e-6, atol=1e-6
         )
+
+
+def _v2_case(lib, tv):
+    """transforms.v2.functional on plain tensors (uint8 resized as uint8)."""
+    F2 = importlib.import_module(tv.__name__ + ".transforms.v2.functional")
+    x8 = lib.tensor(IMAGE8)
+    values = [
+        F2.resize(x8, [7, 9]),
+        F2.resize(x8, 5, interpolation=F2.InterpolationMode.BICUBIC),
+        F2.resize(lib.tensor(IMAGE), [20, 24]),
+        F2.to_dtype(x8, lib.float32, scale=True),
+        F2.to_dtype(lib.tensor(IMAGE), lib.uint8, scale=True),
+        F2.grayscale_to_rgb(x8[:1]),
+        F2.normalize(F2.to_dtype(x8, lib.float32, scale=True), [0.5] * 3, [0.2] * 3),
+    ]
+    return [v.numpy() for v in values]
+
+
+@pytest.mark.parity
+def test_v2_functional_matches_torchvision(torch, torchvision):
+    from disttorch import vision
+
+    for i, (a, b) in enumerate(zip(_v2_case(dt, vision), _v2_case(torch, torchvision), strict=True)):
+        assert a.dtype == b.dtype and a.shape == b.shape, i
+        np.testing.assert_allclose(
+            a.astype(np.float64), b.astype(np.float64), rtol=1e-5, atol=1e-5, err_msg=str(i)
+        )
+
+
+def test_io_reads_images():
+    pytest.importorskip("PIL")
+    import io
+
+    from disttorch import vision
+
+    buffer = io.BytesIO()
+    F.to_pil_image(dt.tensor(IMAGE8)).save(buffer, format="PNG")
+    encoded = dt.tensor(np.frombuffer(buffer.getvalue(), np.uint8))
+    assert np.array_equal(vision.io.decode_image(encoded).numpy(), IMAGE8)
+    assert vision.io.decode_image(encoded, "RGB_ALPHA").shape == (4, 12, 16)
+    gray = vision.io.decode_image(encoded, vision.io.ImageReadMode.GRAY)
+    assert gray.shape == (1, 12, 16) and gray.dtype == dt.uint8

@@ -1,6 +1,11 @@
-"""``torchvision.models``: the ResNets (``weights=None``). Not provided: the other
-architectures, pretrained weights, ``feature_extraction``."""
+"""``torchvision.models``: the ResNets and VGGs, their ``*_Weights`` enums (checkpoints load
+from the hub cache) and ``get_weight``. Not provided: the other architectures,
+``feature_extraction``, detection, segmentation and video models."""
 
-from .resnet import ResNet, resnet18, resnet34, resnet50, resnet101, resnet152
+from ._api import Weights, WeightsEnum, get_weight
+from .resnet import *  # noqa: F403
+from .resnet import __all__ as _resnet_names
+from .vgg import *  # noqa: F403
+from .vgg import __all__ as _vgg_names
 
-__all__ = ["ResNet", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"]
+__all__ = ["Weights", "WeightsEnum", "get_weight", *_resnet_names, *_vgg_names]

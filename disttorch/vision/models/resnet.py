@@ -1,7 +1,7 @@
 """``torchvision.models.resnet``: ResNet (arXiv:1512.03385) with torchvision's layout (its
 state dicts load here) and initialisation (the same seed gives the same parameters:
 Kaiming-normal convolutions drawn in module order, norms at 1 and 0, the classifier's
-Linear default). Pretrained weights are not provided: ``weights`` must be None."""
+Linear default). ``weights`` load from the hub cache (see ``_api``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,23 @@ import disttorch as torch
 from disttorch import nn
 from disttorch._tensor import Tensor
 
-__all__ = ["BasicBlock", "Bottleneck", "ResNet", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"]
+from ._api import WeightsEnum, _weights, build
+
+__all__ = [
+    "BasicBlock",
+    "Bottleneck",
+    "ResNet",
+    "ResNet101_Weights",
+    "ResNet152_Weights",
+    "ResNet18_Weights",
+    "ResNet34_Weights",
+    "ResNet50_Weights",
+    "resnet101",
+    "resnet152",
+    "resnet18",
+    "resnet34",
+    "resnet50",
+]
 
 
 def conv3x3(
@@ -198,36 +214,45 @@ class ResNet(nn.Module):
         return self._forward_impl(x)
 
 
-def _resnet(block: type[BasicBlock | Bottleneck], layers: list[int], weights: Any, kwargs: dict) -> ResNet:
-    if kwargs.pop("pretrained", False) or weights is not None:
-        raise ValueError(
-            f"pretrained weights ({weights!r}) are not available in disttorch.vision: pass weights=None "
-            "and load a state dict yourself"
-        )
-    kwargs.pop("progress", None)
-    return ResNet(block, layers, **kwargs)
+class ResNet18_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _weights("resnet18-f37072fd.pth", 11689512)
+    DEFAULT = IMAGENET1K_V1
 
 
-def resnet18(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
-    """ResNet-18 (``weights`` must be None)."""
-    return _resnet(BasicBlock, [2, 2, 2, 2], weights, kwargs)
+class ResNet34_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _weights("resnet34-b627a593.pth", 21797672)
+    DEFAULT = IMAGENET1K_V1
 
 
-def resnet34(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
-    """ResNet-34 (``weights`` must be None)."""
-    return _resnet(BasicBlock, [3, 4, 6, 3], weights, kwargs)
+class ResNet50_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _weights("resnet50-0676ba61.pth", 25557032)
+    IMAGENET1K_V2 = _weights("resnet50-11ad3fa6.pth", 25557032)
+    DEFAULT = IMAGENET1K_V2
 
 
-def resnet50(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
-    """ResNet-50 (``weights`` must be None)."""
-    return _resnet(Bottleneck, [3, 4, 6, 3], weights, kwargs)
+class ResNet101_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _weights("resnet101-63fe2227.pth", 44549160)
+    IMAGENET1K_V2 = _weights("resnet101-cd907fc2.pth", 44549160)
+    DEFAULT = IMAGENET1K_V2
 
 
-def resnet101(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
-    """ResNet-101 (``weights`` must be None)."""
-    return _resnet(Bottleneck, [3, 4, 23, 3], weights, kwargs)
+class ResNet152_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _weights("resnet152-394f9c45.pth", 60192808)
+    IMAGENET1K_V2 = _weights("resnet152-f82ba261.pth", 60192808)
+    DEFAULT = IMAGENET1K_V2
 
 
-def resnet152(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
-    """ResNet-152 (``weights`` must be None)."""
-    return _resnet(Bottleneck, [3, 8, 36, 3], weights, kwargs)
+def _builder(block: type[BasicBlock | Bottleneck], layers: list[int], enum: type[WeightsEnum], name: str):
+    def builder(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
+        return build(lambda **kw: ResNet(block, layers, **kw), enum, weights, kwargs)
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = f"ResNet-{name[6:]} (``weights``: {enum.__name__}, loaded from the hub cache)."
+    return builder
+
+
+resnet18 = _builder(BasicBlock, [2, 2, 2, 2], ResNet18_Weights, "resnet18")
+resnet34 = _builder(BasicBlock, [3, 4, 6, 3], ResNet34_Weights, "resnet34")
+resnet50 = _builder(Bottleneck, [3, 4, 6, 3], ResNet50_Weights, "resnet50")
+resnet101 = _builder(Bottleneck, [3, 4, 23, 3], ResNet101_Weights, "resnet101")
+resnet152 = _builder(Bottleneck, [3, 8, 36, 3], ResNet152_Weights, "resnet152")

@@ -1,5 +1,7 @@
 """``torchvision.transforms`` (v1) and its ``functional``: see :mod:`.transforms`.
-Not provided: the v2 API, auto-augment policies, affine/rotation/perspective transforms."""
+``transforms.v2`` (imported by name, as torchvision's) holds only v2's ``functional``.
+Not provided: the v2 transform classes, auto-augment policies, affine/rotation/perspective
+transforms."""
 
 from . import functional
 from .transforms import *  # noqa: F403

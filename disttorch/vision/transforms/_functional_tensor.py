@@ -290,13 +290,20 @@ def _cast_squeeze_out(img: Tensor, cast: bool, squeeze: bool, out_dtype) -> Tens
 
 
 def resize(
-    img: Tensor, size: list[int], interpolation: str = "bilinear", antialias: bool | None = True
+    img: Tensor,
+    size: list[int],
+    interpolation: str = "bilinear",
+    antialias: bool | None = True,
+    native_uint8: bool = False,
 ) -> Tensor:
     """``img`` resized to ``size`` ``[h, w]`` by :func:`disttorch.nn.functional.interpolate`
-    (antialiased for bilinear and bicubic unless ``antialias`` is False)."""
+    (antialiased for bilinear and bicubic unless ``antialias`` is False). uint8 images are
+    resized as floats and rounded back, or with ``native_uint8`` (transforms v2) as uint8 by
+    ``interpolate`` itself."""
     _assert_image_tensor(img)
     antialias = bool(antialias) and interpolation in ("bilinear", "bicubic")
-    batch, cast, squeeze, out_dtype = _cast_squeeze_in(img, [torch.float32, torch.float64])
+    dtypes = [torch.float32, torch.float64] + ([torch.uint8] if native_uint8 else [])
+    batch, cast, squeeze, out_dtype = _cast_squeeze_in(img, dtypes)
     align_corners = False if interpolation in ("bilinear", "bicubic") else None
     batch = F.interpolate(
         batch, size=list(size), mode=interpolation, align_corners=align_corners, antialias=antialias
