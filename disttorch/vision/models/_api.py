@@ -96,7 +96,8 @@ def build(constructor, enum: type[WeightsEnum], weights: Any, kwargs: dict) -> A
             raise ValueError(
                 f"The parameter 'num_classes' expected value {classes} but got {kwargs['num_classes']} instead."
             )
-    model = constructor(**kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=True, check_hash=True))
+    state = None if weights is None else weights.get_state_dict(progress=True, check_hash=True)
+    model = constructor(**kwargs)  # built after the checkpoint is found: a missing one costs nothing
+    if state is not None:
+        model.load_state_dict(state)
     return model
