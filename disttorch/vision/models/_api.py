@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["Weights", "WeightsEnum", "get_weight"]
+__all__ = ["Weights", "WeightsEnum"]
 
 IMAGENET_CLASSES = 1000
 
@@ -55,18 +55,6 @@ class WeightsEnum(Enum):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}.{self._name_}"
-
-
-def get_weight(name: str) -> WeightsEnum:
-    """The member named ``"ResNet50_Weights.IMAGENET1K_V2"``."""
-    from . import resnet, vgg
-
-    enum_name, _, member = name.partition(".")
-    for module in (resnet, vgg):
-        found = getattr(module, enum_name, None)
-        if isinstance(found, type) and issubclass(found, WeightsEnum):
-            return found.verify(member)
-    raise ValueError(f"Unknown weight enum: {enum_name!r}")
 
 
 def _weights(url: str, num_params: int, num_classes: int | None = IMAGENET_CLASSES) -> Weights:
