@@ -69,21 +69,32 @@ PYTORCH_HOMES = {
 }
 
 
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
 def public_module(name: str) -> str:
-    """``disttorch.x`` as PyTorch names it: ``torch.x`` (other names unchanged)."""
-    return "torch" + name[9:] if name == "disttorch" or name.startswith("disttorch.") else name
+    """``disttorch.x`` as PyTorch names it: ``torch.x``, and ``disttorch.vision.x``
+    ``torchvision.x`` (other names unchanged)."""
+    if _within(name, "disttorch.vision"):
+        return "torchvision" + name[16:]
+    return "torch" + name[9:] if _within(name, "disttorch") else name
 
 
 def private_module(name: str) -> str:
-    """The disttorch module a published name stands for: ``torch.x`` -> ``disttorch.x``."""
-    return "disttorch" + name[5:] if name == "torch" or name.startswith("torch.") else name
+    """The disttorch module a published name stands for: ``torch.x`` -> ``disttorch.x``,
+    ``torchvision.x`` -> ``disttorch.vision.x``."""
+    if _within(name, "torchvision"):
+        return "disttorch.vision" + name[11:]
+    return "disttorch" + name[5:] if _within(name, "torch") else name
 
 
 def is_disttorch_class(cls: type) -> bool:
     """Whether disttorch defines ``cls``: its module is ``disttorch.x``, or ``torch.x`` once the
     alias published it (a user's subclass, PyTorch's own classes without the alias: no)."""
     top = cls.__module__.split(".", 1)[0]
-    return top == "disttorch" or (top == "torch" and sys.modules.get("torch") is sys.modules.get("disttorch"))
+    alias = sys.modules.get("torch") is sys.modules.get("disttorch")
+    return top == "disttorch" or (top in ("torch", "torchvision") and alias)
 
 
 def defined_in(cls: type, module_name: str) -> bool:

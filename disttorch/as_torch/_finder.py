@@ -11,7 +11,8 @@ Libraries ask who ``torch`` is before they use it (transformers, accelerate): un
 ``torch.__version__`` and ``importlib.metadata.version("torch")`` answer the PyTorch release
 whose API disttorch follows, with disttorch's own version as the local label
 (``2.13.0+disttorch.0.1.0``). Without the alias nothing answers for ``torch``, so a real
-PyTorch installed alongside is never shadowed.
+PyTorch installed alongside is never shadowed. ``torchvision[.x]`` is ``disttorch.vision[.x]``
+and answers as torchvision 0.28 (the release paired with PyTorch 2.13) the same way.
 """
 
 from __future__ import annotations
@@ -29,31 +30,46 @@ _MARK = "_disttorch_as_torch_alias"
 #: the PyTorch release whose API disttorch follows (the oracle its tests compare with)
 PYTORCH_API_VERSION = "2.13.0"
 _LABEL = "+disttorch."
+#: the torchvision release paired with :data:`PYTORCH_API_VERSION` (``disttorch.vision`` follows it)
+TORCHVISION_API_VERSION = "0.28.0"
 
 
-def alias_version(own: str) -> str:
+def alias_version(own: str, api: str = PYTORCH_API_VERSION) -> str:
     """``torch.__version__`` under the alias, from disttorch's version ``own``:
-    ``"2.13.0+disttorch.0.1.0"``."""
-    return PYTORCH_API_VERSION + _LABEL + own.split(_LABEL)[-1]
+    ``"2.13.0+disttorch.0.1.0"`` (``torchvision.__version__`` with ``api``
+    :data:`TORCHVISION_API_VERSION`)."""
+    return api + _LABEL + own.split(_LABEL)[-1]
 
 
 def _disttorch() -> object:
     return sys.modules.get("disttorch") or importlib.import_module("disttorch")
 
 
+#: the distributions the alias stands in for: name -> (the release it answers, its product name)
+_DISTRIBUTIONS = {
+    "torch": (PYTORCH_API_VERSION, "PyTorch"),
+    "torchvision": (TORCHVISION_API_VERSION, "torchvision"),
+}
+
+
 class TorchDistribution(importlib.metadata.Distribution):
-    """The ``torch`` distribution under the alias: its metadata names disttorch's files and
-    the version :func:`alias_version` gives (nothing to install, so no ``RECORD``)."""
+    """The ``torch`` (or ``torchvision``) distribution under the alias: its metadata names
+    disttorch's files and the version :func:`alias_version` gives (nothing to install, so no
+    ``RECORD``)."""
+
+    def __init__(self, name: str = "torch") -> None:
+        self._name = name
 
     def read_text(self, filename: str) -> str | None:
         if filename not in ("METADATA", "PKG-INFO"):
             return None
-        version = alias_version(str(_disttorch().__version__))
+        api, product = _DISTRIBUTIONS[self._name]
+        version = alias_version(str(_disttorch().__version__), api)
         return (
-            "Metadata-Version: 2.1\nName: torch\n"
+            f"Metadata-Version: 2.1\nName: {self._name}\n"
             f"Version: {version}\n"
-            f"Summary: disttorch {version.split(_LABEL)[-1]} standing in for PyTorch "
-            f"{PYTORCH_API_VERSION} (the 'import torch' alias)\n"
+            f"Summary: disttorch {version.split(_LABEL)[-1]} standing in for {product} "
+            f"{api} (the 'import torch' alias)\n"
         )
 
     def locate_file(self, path: str | os.PathLike[str]) -> pathlib.Path:
@@ -74,7 +90,8 @@ _MOVED = {f"torch.nn.{name}": f"torch.ao.nn.{name}" for name in ("quantized", "q
 def _real_name(name: str) -> str | None:
     """The disttorch module the alias gives for ``name``: ``torch[.x]`` is ``disttorch[.x]``
     (a module PyTorch moved, at its new home), ``functorch[.x]`` (PyTorch's package merged
-    into ``torch.func``) ``disttorch._functorch[.x]``; None for other names."""
+    into ``torch.func``) ``disttorch._functorch[.x]``, ``torchvision[.x]``
+    ``disttorch.vision[.x]``; None for other names."""
     if name == "torch" or name.startswith("torch."):
         for old, new in _MOVED.items():
             if name == old or name.startswith(old + "."):
@@ -82,6 +99,8 @@ def _real_name(name: str) -> str | None:
         return "disttorch" + name[5:]
     if name == "functorch" or name.startswith("functorch."):
         return "disttorch._functorch" + name[9:]
+    if name == "torchvision" or name.startswith("torchvision."):
+        return "disttorch.vision" + name[11:]
     return None
 
 
@@ -119,10 +138,12 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def find_distributions(self, context=None):
-        """``importlib.metadata`` finds the ``torch`` distribution here (see the header)."""
+        """``importlib.metadata`` finds the ``torch`` and ``torchvision`` distributions here
+        (see the header)."""
         name = getattr(context, "name", None)
-        if name is None or name.lower() == "torch":
-            yield TorchDistribution()
+        for known in _DISTRIBUTIONS:
+            if name is None or name.lower() == known:
+                yield TorchDistribution(known)
 
     def create_module(self, spec):
         module = importlib.import_module(_real_name(spec.name))

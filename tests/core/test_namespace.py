@@ -16,6 +16,7 @@ EXTRAS = {
     "kernels": "the NumPy/numba kernels subpackage, an attribute once imported",
     "launcher": "the disttorch-launch subpackage",
     "viz": "disttorch's training-curve plotting subpackage",
+    "vision": "the torchvision subset, which the alias serves as torchvision",
 }
 
 

@@ -1,0 +1,21 @@
+"""``torchvision.datasets``: FakeData, DatasetFolder/ImageFolder, MNIST/FashionMNIST/KMNIST,
+CIFAR10/CIFAR100 (on torchvision's on-disk layouts, with its downloads and checks).
+Not provided: the other data sets (ImageNet, COCO, VOC, ...)."""
+
+from .cifar import CIFAR10, CIFAR100
+from .fakedata import FakeData
+from .folder import DatasetFolder, ImageFolder
+from .mnist import KMNIST, MNIST, FashionMNIST
+from .vision import VisionDataset
+
+__all__ = [
+    "CIFAR10",
+    "CIFAR100",
+    "DatasetFolder",
+    "FakeData",
+    "FashionMNIST",
+    "ImageFolder",
+    "KMNIST",
+    "MNIST",
+    "VisionDataset",
+]
