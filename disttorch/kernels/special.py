@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .erf import erf
+from .jit import compiled
 
 EULER = 0.5772156649015329
 _LANCZOS_G = 7
@@ -221,8 +222,22 @@ def erfcx(x) -> np.ndarray:
         return np.where(pos, cf, np.where(x < -26.7, np.inf, mid))
 
 
+def _load_erfinv_loop():
+    from .erfinv_loop import erfinv as loop
+
+    return loop
+
+
 def erfinv(y) -> np.ndarray:
-    """Inverse error function (Giles' approximation refined by two Newton steps)."""
+    """Inverse error function (Giles' approximation refined by Newton steps): one compiled
+    pass where numba is installed (:mod:`~disttorch.kernels.erfinv_loop`), else whole-array
+    NumPy steps."""
+    loop = compiled(_load_erfinv_loop)
+    if loop is not None:
+        src = np.ascontiguousarray(y if getattr(y, "dtype", None) in (np.float32, np.float64) else _f64(y))
+        out = np.empty(src.shape, np.float64)
+        loop(src.reshape(-1), out.reshape(-1))
+        return out
     y = _f64(y)
     with np.errstate(all="ignore"):
         w = -np.log((1 - y) * (1 + y))
