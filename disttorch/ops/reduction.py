@@ -30,6 +30,7 @@ from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .linalg_decomp import SVD
+from .linalg_low_precision import refuse_low_precision
 from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
@@ -910,6 +911,7 @@ def _nuclear_norm(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     if len(dims) != 2 or input.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
     d0, d1 = (wrap_dim(d, input.dim()) for d in dims)
+    refuse_low_precision("linalg.matrix_norm", input._data.dtype)
     r = SVD.apply(input.movedim((d0, d1), (-2, -1)), False)[1].sum(-1)
     return r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1)) if keepdim else r
 
