@@ -652,6 +652,8 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
         return new_empty(self, args[0], device=device)
     if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
         return new_tensor(self, args[0], device=device)
+    if len(args) == 1:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     raise TypeError(
         f"new(): expected sizes, a torch.Size, a sequence of data or a tensor, got "
         f"{', '.join(type(a).__name__ for a in args)}"

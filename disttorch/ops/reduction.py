@@ -700,6 +700,8 @@ def var_mean(
 ) -> tuple:
     """``(var(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
+    if isinstance(input, Tensor):
+        _float_dtype_check("var_mean", input._data)
     out = _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
     return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
 
@@ -714,6 +716,8 @@ def std_mean(
 ) -> tuple:
     """``(std(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
+    if isinstance(input, Tensor):
+        _float_dtype_check("std_mean", input._data)
     out = _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
     return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both
 
