@@ -25,6 +25,8 @@ from ._dtype import (
     cfloat,
     complex64,
     complex128,
+    complex32,
+    chalf,
     double,
     dtype,
     float,

@@ -98,3 +98,49 @@ def test_linalg_16_bit_functions_pytorch_computes(torch):
     np.testing.assert_allclose(
         e.float().numpy(), torch.linalg.matrix_exp(torch.tensor(m * 0.1)).numpy(), rtol=2e-3
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.sum(0, 1),
+        lambda x: dt.sum(x, 0, 1),
+        lambda x: x.mean(0, keepdim=1),
+        lambda x: x.amax(0, np.bool_(True)),
+        lambda x: x.max(0, 1.0),
+        lambda x: x.argmax(0, 1),
+        lambda x: x.logsumexp(0, keepdims=1),
+    ],
+)
+def test_keepdim_must_be_a_bool(call):
+    with pytest.raises(TypeError, match="argument 'keepdim' must be bool, not"):
+        call(dt.ones(2, 3))
+
+
+def test_keepdim_bool_still_works():
+    x = dt.ones(2, 3)
+    assert x.sum(0, True).shape == (1, 3) and dt.amax(x, 1, keepdim=False).shape == (2,)
+
+
+def test_var_mean_and_std_mean_name_themselves_for_integers():
+    with pytest.raises(RuntimeError, match="^var_mean only support floating point and complex dtypes"):
+        dt.var_mean(dt.ones(2, dtype=dt.int64))
+    with pytest.raises(RuntimeError, match="^std_mean only support"):
+        dt.std_mean(dt.ones(2, dtype=dt.int64))
+
+
+def test_complex32_is_a_dtype_without_tensors():
+    assert dt.chalf is dt.complex32 and repr(dt.complex32) == "disttorch.complex32"
+    assert dt.complex32.is_complex and not dt.complex32.is_floating_point and dt.complex32.itemsize == 4
+    assert dt.complex32.to_real() is dt.float16 and dt.float16.to_complex() is dt.complex32
+    assert dt.promote_types(dt.float16, dt.complex32) is dt.complex32
+    assert dt.promote_types(dt.int64, dt.complex32) is dt.complex32
+    assert dt.promote_types(dt.complex32, dt.float32) is dt.complex64
+    assert dt.promote_types(dt.float64, dt.complex32) is dt.complex128
+    for make in (
+        lambda: dt.zeros(2, dtype=dt.complex32),
+        lambda: dt.ones(2).to(dt.complex32),
+        lambda: dt.ones(2).chalf(),
+    ):
+        with pytest.raises(NotImplementedError, match=r"no complex32 \(ComplexHalf\) tensors.*use complex64"):
+            make()
