@@ -75,7 +75,9 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None, old
             stacklevel=2,
         )
     if reduction == "elementwise_mean" and old_mean:
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.")
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.", stacklevel=2
+        )
         return "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
