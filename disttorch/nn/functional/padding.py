@@ -95,15 +95,15 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             edge) or ``'circular'`` (wrap around).
     """
     ndim = input._data.ndim
+    if mode != "constant" and mode not in _INDEX_MODES:  # (checked first, as PyTorch's)
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pairs = _pairs(pad, ndim)
     if mode == "constant":
         return ConstantPad.apply(input, pairs, 0 if value is None else value)
-    if mode not in _INDEX_MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n_padded = len(pad) // 2
-    if ndim not in (n_padded + 1, n_padded + 2):  # PyTorch's kernels pad batched or unbatched 1-3D
+    if n_padded > 3 or ndim not in (n_padded + 1, n_padded + 2):  # PyTorch's kernels: 1-3D, batched or not
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"

@@ -1,0 +1,49 @@
+"""nn.functional's argument checks in PyTorch's order (found by differential fuzzing):
+``interpolate``'s option checks before its input-dims check, ``pad``'s mode before its
+lengths, ``embedding``'s index dtype before ``max_norm`` rewrites the weight, and the
+dtypes ``grid_sample`` takes."""
+
+import pytest
+
+import disttorch as dt
+import disttorch.nn.functional as F
+
+
+def test_interpolate_checks_options_before_dims():
+    x1 = dt.ones(5)  # no (N, C) dims at all
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        F.interpolate(x1, size=7, align_corners=True)
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        F.interpolate(x1)
+    with pytest.raises(NotImplementedError, match=r"Only 3D, 4D and 5D input Tensors supported \(got 1D\)"):
+        F.interpolate(x1, size=7)
+    x = dt.ones(1, 2, 5)
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        F.interpolate(x, scale_factor=0.5, mode="bogus", antialias=True)
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D input"):
+        F.interpolate(x, size=0, mode="bilinear")
+    with pytest.raises(TypeError, match="expected size to be one of int"):
+        F.interpolate(x, size=7.0)
+    assert F.interpolate(x, size=0, mode="area").shape == (1, 2, 0)
+
+
+def test_pad_mode_first_and_at_most_three_dims():
+    with pytest.raises(NotImplementedError, match="Unrecognised padding mode bogus"):
+        F.pad(dt.ones(2, 3), (1,), mode="bogus")
+    with pytest.raises(NotImplementedError, match="Padding size 8 is not supported for 5D input"):
+        F.pad(dt.ones(1, 2, 3, 4, 3), (1,) * 8, mode="reflect")
+    assert F.pad(dt.ones(1, 2, 3, 4, 3), (1,) * 6, mode="reflect").shape == (1, 2, 5, 6, 5)
+
+
+def test_embedding_checks_before_renormalising():
+    w = dt.arange(18.0).view(6, 3)
+    with pytest.raises(RuntimeError, match="'indices' to have one of the following scalar types"):
+        F.embedding(dt.tensor([0.0, 5.0]), w, max_norm=1.0)
+    assert w[5].tolist() == [15.0, 16.0, 17.0]  # untouched
+    with pytest.raises(RuntimeError, match="'weight' must be 2-D"):
+        F.embedding(dt.tensor([0, 1]), dt.ones(5))
+
+
+def test_grid_sample_dtypes_must_match():
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        F.grid_sample(dt.ones(1, 2, 4, 5), dt.zeros(1, 3, 2, 2, dtype=dt.float64), align_corners=False)
