@@ -1,6 +1,6 @@
 """KL divergences between families (the pairs torch.distributions.kl answers): infinite
-where p's support leaves q's, closed forms from p's moments elsewhere; and ``sample`` of a
-bare int refused as PyTorch's."""
+where p's support leaves q's, closed forms from p's moments elsewhere; and sampling: a bare
+int ``sample_shape`` refused as PyTorch's, distributions of a number sampled (0-d)."""
 
 import numpy as np
 import pytest
@@ -66,3 +66,11 @@ def test_sample_shape_must_be_a_sequence():
     with pytest.raises(TypeError, match="'int' object is not iterable"):
         d.sample(5)
     assert d.sample((5,)).shape == (5, 2) and d.rsample([3]).shape == (3, 2)
+
+
+def test_bernoulli_of_a_number_samples(torch):
+    torch.manual_seed(3)
+    dt.manual_seed(3)
+    want = [torch.distributions.Bernoulli(0.3).sample().item() for _ in range(8)]
+    assert [D.Bernoulli(0.3).sample().item() for _ in range(8)] == want  # (a 0-d probs drew nothing)
+    assert D.Poisson(2.0).sample().shape == ()  # (was (1,))
