@@ -144,3 +144,20 @@ def test_complex32_is_a_dtype_without_tensors():
     ):
         with pytest.raises(NotImplementedError, match=r"no complex32 \(ComplexHalf\) tensors.*use complex64"):
             make()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.sum("N"),
+        lambda x: x.amax(["N", "C"]),
+        lambda x: x.squeeze("N"),
+        lambda x: x.flip("N"),
+        lambda x: x.std(dim=(0, 1.0)),
+    ],
+)
+def test_dim_names_and_floats_are_type_errors(call):
+    """No named tensors here: a name (or a float) as a dim is PyTorch's TypeError for a
+    tensor without names, not a ValueError from int()."""
+    with pytest.raises(TypeError, match="dim"):
+        call(dt.ones(2, 3))
