@@ -47,3 +47,23 @@ def test_embedding_checks_before_renormalising():
 def test_grid_sample_dtypes_must_match():
     with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
         F.grid_sample(dt.ones(1, 2, 4, 5), dt.zeros(1, 3, 2, 2, dtype=dt.float64), align_corners=False)
+
+
+def test_unfold_fold_geometry_checks_in_pytorchs_order():
+    x = dt.ones(1, 2, 5, 6)
+    with pytest.raises(
+        RuntimeError, match="dilation should be greater than zero, but got dilation_height: 0"
+    ):
+        F.unfold(x, 2, dilation=0, stride=0, padding=-1)
+    with pytest.raises(RuntimeError, match="padding should be non-negative, but got pad_height: -1"):
+        F.unfold(x, 2, padding=-1, stride=0)
+    with pytest.raises(RuntimeError, match="It is expected kernel_size equals to 2, but got size 3"):
+        F.unfold(x, (2, 2, 2))
+    with pytest.raises(RuntimeError, match=r"Expected 3D or 4D \(batch mode\) tensor"):
+        F.unfold(dt.ones(1, 1, 2, 5, 6), 2)
+    with pytest.raises(RuntimeError, match=r"Expected 2D or 3D \(batch mode\) tensor"):
+        F.fold(dt.ones(1, 8, 20, 1), (5, 6), 2)
+    with pytest.raises(NotImplementedError, match="\"im2col_out_cpu\" not implemented for 'Long'"):
+        F.unfold(dt.ones(1, 1, 3, 3, dtype=dt.int64), 2)
+    with pytest.raises(NotImplementedError, match="\"reflection_pad2d\" not implemented for 'Bool'"):
+        F.pad(dt.ones(1, 1, 3, 3, dtype=dt.bool), (1, 1, 1, 1), mode="reflect")

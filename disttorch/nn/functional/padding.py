@@ -10,6 +10,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels.windows import pad_constant
+from ...ops.dtype_rules import refuse_kernel
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
 
@@ -111,6 +112,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode in ("reflect", "replicate"):
+        refuse_kernel(f"{'reflection' if mode == 'reflect' else 'replication'}_pad{n_padded}d", input, "b")
     shape = input._data.shape
     if mode == "replicate" and 0 in shape[ndim - n_padded :]:
         raise RuntimeError(
