@@ -74,3 +74,13 @@ def test_bernoulli_of_a_number_samples(torch):
     want = [torch.distributions.Bernoulli(0.3).sample().item() for _ in range(8)]
     assert [D.Bernoulli(0.3).sample().item() for _ in range(8)] == want  # (a 0-d probs drew nothing)
     assert D.Poisson(2.0).sample().shape == ()  # (was (1,))
+
+
+def test_negative_concentration_without_validation_samples_as_pytorch():
+    """PyTorch's kernel draws NaN for alpha < 0 (C's sqrt of a negative) and clamps it to the
+    smallest normal number; disttorch raised math's ValueError."""
+    dt.manual_seed(0)
+    draws = dt._standard_gamma(dt.tensor([0.5, -2.0, 0.0]))
+    assert draws[1].item() == draws[2].item() == np.finfo(np.float32).tiny
+    sample = D.Dirichlet(dt.tensor([0.5, -2.0, 1.0]), validate_args=False).sample()
+    assert sample[1].item() == np.finfo(np.float32).tiny
