@@ -82,3 +82,17 @@ def test_kl_div_and_multi_margin_checks():
         F.kl_div(x, dt.ones(4, 2), reduction="batchmean")
     with pytest.raises(RuntimeError, match=r"inconsistent weight size, expected 3 but got \[2\]"):
         F.multi_margin_loss(_x(), dt.tensor([0, 2, 1, 2]), weight=dt.ones(2))
+
+
+def test_bce_with_logits_follows_the_targets_dtype():
+    x = _x()
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        F.binary_cross_entropy_with_logits(x, dt.ones(4, 3, dtype=dt.int64))
+    with pytest.raises(RuntimeError, match="with two bool tensors is not supported"):
+        F.binary_cross_entropy_with_logits(x, dt.ones(4, 3, dtype=dt.bool))
+    assert F.binary_cross_entropy_with_logits(x, dt.ones(4, 3, dtype=dt.float64)).dtype == dt.float64
+    x = _x().requires_grad_()
+    F.binary_cross_entropy_with_logits(x, dt.full((4, 3), 0.3, dtype=dt.float64)).backward()
+    assert x.grad.dtype == dt.float32  # through the cast to the target's dtype
+    want = (1 / (1 + np.exp(-_x().double().numpy())) - 0.3) / 12
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)

@@ -922,10 +922,16 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid plus binary cross-entropy in one numerically stable step; ``pos_weight``
-    weighs the positive term (broadcast along the last dim, one per class)."""
-    return BinaryCrossEntropyWithLogits.apply(
-        input, target, weight, pos_weight, _reduction(reduction, size_average, reduce)
-    )
+    weighs the positive term (broadcast along the last dim, one per class). As PyTorch's
+    kernel, which computes ``(1 - target) * input`` in ``target``'s dtype, the result has the
+    floating ``target``'s dtype; an integer or bool ``target`` is refused."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype != input.dtype:
+        if target._data.dtype.kind == "b":
+            refuse_bool_subtraction(target, target)
+        check_cast(input._data.dtype, target._data.dtype)
+        input = input.to(target.dtype)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 #: PyTorch's kl_div is a composition: its last op by reduction (without: a sub, or with
