@@ -33,6 +33,11 @@ def test_pad_mode_first_and_at_most_three_dims():
     with pytest.raises(NotImplementedError, match="Padding size 8 is not supported for 5D input"):
         F.pad(dt.ones(1, 2, 3, 4, 3), (1,) * 8, mode="reflect")
     assert F.pad(dt.ones(1, 2, 3, 4, 3), (1,) * 6, mode="reflect").shape == (1, 2, 5, 6, 5)
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        F.pad(dt.ones(2, 3), dt.tensor([1, 1]))
+    with pytest.raises(TypeError, match="found element of type float at pos 0"):
+        F.pad(dt.ones(2, 3), (1.0, 1))
+    assert F.pad(dt.ones(2, 3), [1, dt.tensor(1)]).shape == (2, 5)
 
 
 def test_embedding_checks_before_renormalising():

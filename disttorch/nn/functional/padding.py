@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ..._tensor import Size, Tensor
 from ...autograd.function import Function
 from ...kernels.windows import pad_constant
 from ...ops.dtype_rules import refuse_kernel
@@ -20,7 +20,16 @@ _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 def _pairs(pad: Sequence[int], ndim: int) -> list[tuple[int, int]]:
-    """(before, after) per dim of the input, from PyTorch's last-dim-first flat list."""
+    """(before, after) per dim of the input, from PyTorch's last-dim-first flat list (a
+    tuple or list of ints, as its parser takes: not a tensor, a float or a bool)."""
+    if not isinstance(pad, (tuple, list, Size)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    for i, p in enumerate(pad):
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer, Tensor)):
+            raise TypeError(
+                f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                f"{type(p).__name__} at pos {i}"
+            )
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > ndim:
