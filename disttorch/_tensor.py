@@ -1026,11 +1026,12 @@ def is_tensor(obj: Any) -> bool:
 
 
 def _tensor_arg(name: str, value: Any, arg: str = "input", position: int = 1) -> Tensor:
-    """``value`` if it is a Tensor, else PyTorch's TypeError for argument ``arg`` of ``name``."""
+    """``value`` if it is a Tensor, else PyTorch's TypeError for argument ``arg`` of ``name``
+    (naming a type outside the builtins with its module, ``numpy.ndarray``, as PyTorch's)."""
     if not isinstance(value, Tensor):
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}"
-        )
+        kind = type(value)
+        what = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {what}")
     return value
 
 

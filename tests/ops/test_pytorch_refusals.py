@@ -161,3 +161,11 @@ def test_dim_names_and_floats_are_type_errors(call):
     tensor without names, not a ValueError from int()."""
     with pytest.raises(TypeError, match="dim"):
         call(dt.ones(2, 3))
+
+
+@pytest.mark.parametrize("fn", [dt.zeros_like, dt.ones_like, dt.empty_like, dt.rand_like, dt.randn_like])
+def test_like_factories_take_tensors_only(fn):
+    with pytest.raises(
+        TypeError, match=r"_like\(\): argument 'input' \(position 1\) must be Tensor, not numpy.ndarray"
+    ):
+        fn(np.ones(2))
