@@ -25,6 +25,8 @@ from ._dtype import (
     cfloat,
     complex64,
     complex128,
+    complex32,
+    chalf,
     double,
     dtype,
     float,
@@ -238,9 +240,8 @@ def _export_ops() -> None:
         if with_out:
             obj = _accept_out(obj, with_out[0])  # torch.add(a, b, out=c)
         obj = _accept_numpy_names(obj)  # torch.sum(x, axis=0) as PyTorch accepts
-        method = next((name for name in aliases if callable(getattr(Tensor, name, None))), None)
-        if method is not None:  # torch.reshape(dtensor, ...) as dtensor.reshape(...)
-            obj = _route_to_method(obj, method)
+        method = next((name for name in aliases if callable(getattr(Tensor, name, None))), aliases[0])
+        obj = _route_to_method(obj, method)  # torch.reshape(dtensor, ...) as dtensor.reshape(...)
         for name in aliases:
             if name in _TENSOR_ONLY:
                 g[name] = _require_tensors(obj, name)

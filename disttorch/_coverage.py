@@ -62,9 +62,9 @@ _REASONS = {
         "get_file_path prepare_multiprocessing_environment profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 "
         "monitor package"
     ),
-    "dtypes NumPy cannot hold (sub-byte, fp4, complex32)": (
+    "dtypes NumPy cannot hold (sub-byte, fp4; complex32 is a dtype without tensors)": (
         "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 "
-        "uint6 uint7 complex32 chalf ComplexFloatStorage ComplexDoubleStorage"
+        "uint6 uint7 ComplexFloatStorage ComplexDoubleStorage"
     ),
     "modules torch imports for its own use": (
         "builtins ctypes glob importlib inspect math os platform sys textwrap threading warnings "

@@ -13,7 +13,7 @@ from . import _dtype, _memory_format, _native_warnings
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
 from ._ndarray_sequences import holds, warn_if_holds_ndarrays
-from ._tensor import Size, Tensor, _as_meta, _wants_meta
+from ._tensor import Size, Tensor, _as_meta, _tensor_arg, _wants_meta
 
 __all__ = [
     "tensor",
@@ -403,7 +403,7 @@ def zeros_like(
 ) -> Tensor:
     """Zeros with ``input``'s shape (and dtype unless given)."""
     check_layout("zeros_like", layout, pin_memory)
-    return _like(0, input, dtype, requires_grad, device, memory_format)
+    return _like(0, _tensor_arg("zeros_like", input), dtype, requires_grad, device, memory_format)
 
 
 def ones_like(
@@ -418,7 +418,7 @@ def ones_like(
 ) -> Tensor:
     """Ones with ``input``'s shape (and dtype unless given)."""
     check_layout("ones_like", layout, pin_memory)
-    return _like(1, input, dtype, requires_grad, device, memory_format)
+    return _like(1, _tensor_arg("ones_like", input), dtype, requires_grad, device, memory_format)
 
 
 def empty_like(
@@ -433,7 +433,7 @@ def empty_like(
 ) -> Tensor:
     """An uninitialised tensor with ``input``'s shape (and dtype unless given)."""
     check_layout("empty_like", layout, pin_memory)
-    return _like(None, input, dtype, requires_grad, device, memory_format)
+    return _like(None, _tensor_arg("empty_like", input), dtype, requires_grad, device, memory_format)
 
 
 def full_like(
@@ -449,7 +449,9 @@ def full_like(
 ) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape (and dtype unless given)."""
     check_layout("full_like", layout, pin_memory)
-    return _like(_number(fill_value), input, dtype, requires_grad, device, memory_format)
+    return _like(
+        _number(fill_value), _tensor_arg("full_like", input), dtype, requires_grad, device, memory_format
+    )
 
 
 def _number(v: Any) -> Any:
@@ -652,6 +654,8 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
         return new_empty(self, args[0], device=device)
     if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
         return new_tensor(self, args[0], device=device)
+    if len(args) == 1:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     raise TypeError(
         f"new(): expected sizes, a torch.Size, a sequence of data or a tensor, got "
         f"{', '.join(type(a).__name__ for a in args)}"

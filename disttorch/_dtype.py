@@ -42,6 +42,8 @@ __all__ = [
     "bool",
     "complex64",
     "complex128",
+    "complex32",
+    "chalf",
     "quint8",
     "qint8",
     "qint32",
@@ -97,9 +99,9 @@ class dtype:
         return _REAL_OF.get(self.name, self)
 
     def to_complex(self) -> "dtype":
-        """The complex dtype of a floating one (``float32`` -> ``complex64``); complex ones
-        unchanged. Raises for other dtypes (PyTorch's ``complex32`` of float16 does not exist
-        here: NumPy has no half-precision complex)."""
+        """The complex dtype of a floating one (``float32`` -> ``complex64``, ``float16`` ->
+        ``complex32``, which names a dtype but holds no tensors here); complex ones unchanged.
+        Raises for other dtypes."""
         if self._kind == 3:
             return self
         if self.name not in _COMPLEX_OF:
@@ -134,6 +136,35 @@ class _MlDtype(dtype):
     def numpy(self) -> np.dtype:  # type: ignore[override]
         npd = _ML_NUMPY.get(self.name)
         return npd if npd is not None else _load_ml_dtypes()[self.name]
+
+
+class _NoArrayDtype(dtype):
+    """A PyTorch dtype NumPy has no element type for (``complex32``, PyTorch's ComplexHalf):
+    it is named, compared, converted (``to_real``/``to_complex``) and promoted, but a tensor
+    of it is refused, with this error, the moment its NumPy type is asked for."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int, kind: int, names: tuple) -> None:
+        self.name, self.is_floating_point, self.is_signed, self._kind = name, False, True, kind
+        self.itemsize = itemsize
+        _TYPE_NAMES[name] = names
+
+    @property
+    def numpy(self) -> np.dtype:  # type: ignore[override]
+        raise NotImplementedError(
+            f"disttorch has no {self.name} ({self.scalar_name}) tensors: NumPy has no element type "
+            "for it (PyTorch's CPU build itself only creates, copies and adds them); use complex64 "
+            "(torch.cfloat) instead"
+        )
+
+    @property
+    def scalar_name(self) -> str:
+        return _TYPE_NAMES[self.name][0]
+
+    @property
+    def c_name(self) -> str:
+        return _TYPE_NAMES[self.name][1]
 
 
 # the ml_dtypes NumPy dtypes by name, once loaded (empty before)
@@ -276,6 +307,11 @@ _TYPE_NAMES = {
     "qint32": ("QInt32", "c10::qint32"),
 }
 
+complex32 = chalf = _NoArrayDtype("complex32", 4, 3, ("ComplexHalf", "c10::complex<c10::Half>"))
+_NAMES["complex32"] = complex32
+_REAL_OF["complex32"] = float16
+_COMPLEX_OF["float16"] = "complex32"
+
 
 def scalar_type_name(dt: np.dtype) -> str:
     """PyTorch's scalar-type name of a NumPy dtype (``Float``, ``Long``, ``Bool``...)."""
@@ -396,6 +432,11 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both ``type1`` and ``type2`` convert to without losing category."""
+    if type1 is complex32 or type2 is complex32:  # (no NumPy type to promote with)
+        other = type2 if type1 is complex32 else type1
+        if other is complex32 or other is float16 or other._kind < 2:
+            return complex32
+        return promote_types(complex64, other)
     return from_numpy(_promote(type1.numpy, type2.numpy)) if type1 is not type2 else type1
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _dtype, _memory_format
 from ._creation import _size, _sizes, check_layout
-from ._tensor import _CPU, Tensor, _as_meta, _check_device, _wants_meta
+from ._tensor import _CPU, Tensor, _as_meta, _check_device, _tensor_arg, _wants_meta
 from .kernels import torch_binomial as _kb
 from .kernels import torch_random as _k
 from .kernels.mt19937 import STATE_SIZE, MT19937Engine
@@ -447,6 +447,7 @@ def rand_like(
     """``rand`` with ``input``'s shape (and dtype unless given), in its layout (see
     :func:`_layout`)."""
     check_layout("rand_like", layout, pin_memory)
+    input = _tensor_arg("rand_like", input)
     strides, dt = _layout(input, memory_format), _float_dt(dtype or input.dtype, complex_ok=True)
     if strides is not None and dt.kind != "c":
         return _out(_uniform_array(_gen(generator), input._data.shape, dt, 0.0, 1.0, strides), requires_grad)
@@ -469,6 +470,7 @@ def randn_like(
     """``randn`` with ``input``'s shape (and dtype unless given), in its layout (see
     :func:`_layout`; PyTorch's scalar normal path then, as for any non-contiguous tensor)."""
     check_layout("randn_like", layout, pin_memory)
+    input = _tensor_arg("randn_like", input)
     strides, dt = _layout(input, memory_format), _float_dt(dtype or input.dtype, "normal_kernel_cpu", True)
     if strides is not None and dt.kind != "c":
         engine = _gen(generator)
@@ -494,6 +496,7 @@ def randint_like(
     """``randint`` with ``input``'s shape (and dtype unless given), in its layout (see
     :func:`_layout`); ``randint_like(x, high)`` samples from ``[0, high)``."""
     check_layout("randint_like", layout, pin_memory)
+    input = _tensor_arg("randint_like", input)
     if high is None:
         low, high = 0, low
     strides = _layout(input, memory_format)

@@ -174,11 +174,24 @@ class Tensor(metaclass=_TensorMeta):
             arr = args[0]._data
         elif len(args) == 1 and isinstance(args[0], Size):
             arr = np.empty(tuple(args[0]), dtype=default)
-        elif len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            shape = tuple(int(a) for a in args) if args else (0,)
+            if builtins.any(n < 0 for n in shape):
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension {builtins.min(shape)}: {list(shape)}"
+                )
+            arr = np.empty(shape, dtype=default)
+        elif len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
             arr = np.array(args[0], dtype=default)
             warn_if_holds_ndarrays(args[0], arr.size)
+        elif len(args) == 1:
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
         else:
-            arr = np.empty(tuple(int(a) for a in args) if args else (0,), dtype=default)
+            raise TypeError(
+                f"new() received an invalid combination of arguments - got "
+                f"({', '.join(type(a).__name__ for a in args)}), but expected sizes (ints), a torch.Size, "
+                "a tensor or one sequence of data"
+            )
         self = object.__new__(cls)
         self._init_state(arr)
         return self
@@ -1013,11 +1026,12 @@ def is_tensor(obj: Any) -> bool:
 
 
 def _tensor_arg(name: str, value: Any, arg: str = "input", position: int = 1) -> Tensor:
-    """``value`` if it is a Tensor, else PyTorch's TypeError for argument ``arg`` of ``name``."""
+    """``value`` if it is a Tensor, else PyTorch's TypeError for argument ``arg`` of ``name``
+    (naming a type outside the builtins with its module, ``numpy.ndarray``, as PyTorch's)."""
     if not isinstance(value, Tensor):
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}"
-        )
+        kind = type(value)
+        what = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {what}")
     return value
 
 

@@ -4,6 +4,7 @@ reparameterised ``rsample``, ``log_prob``, ``cdf``/``icdf``, ``entropy``, moment
 registries. Module names follow PyTorch's (``distributions.normal.Normal``, ...)."""
 
 from . import constraints, transforms
+from . import kl_across_families as _kl_across_families  # noqa: F401 (registers its pairs)
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

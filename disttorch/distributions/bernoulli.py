@@ -77,7 +77,8 @@ class Bernoulli(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             p = np.broadcast_to(self.probs._data, tuple(shape))
-            return _sample_like(_bernoulli_array(_gen(None), p.shape, np.ascontiguousarray(p)), self.probs)
+            flat = np.ascontiguousarray(p).reshape(-1)  # (a 0-d p too: PyTorch draws it as a tensor)
+            return _sample_like(_bernoulli_array(_gen(None), flat.shape, flat).reshape(p.shape), self.probs)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -136,6 +136,10 @@ class Distribution:
         return self.entropy().exp()
 
     def _extended_shape(self, sample_shape: Any = ()) -> Size:
+        """``sample_shape + batch_shape + event_shape``; ``sample_shape`` a sequence (a bare
+        int is PyTorch's TypeError, from ``torch.Size(n)``)."""
+        if isinstance(sample_shape, int):
+            raise TypeError(f"'{type(sample_shape).__name__}' object is not iterable")
         return Size(tuple(_size(sample_shape)) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value: Tensor) -> None:

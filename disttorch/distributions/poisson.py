@@ -48,7 +48,8 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        return poisson(Tensor._make(np.ascontiguousarray(np.broadcast_to(self.rate._data, shape))))
+        rates = np.array(np.broadcast_to(self.rate._data, shape), order="C")  # (0-d stays 0-d)
+        return poisson(Tensor._make(rates))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

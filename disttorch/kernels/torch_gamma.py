@@ -57,7 +57,7 @@ def _gamma_one(alpha: float, narrow: bool, uniform: UniformTape, normal: _Normal
         scale *= (1.0 - uniform()) ** float(f(1.0) / f(alpha))
         alpha = f(alpha) + f(1.0)
     d = float(f(alpha) - f(_THIRD_F32))
-    c = 1.0 / math.sqrt(9.0 * d)
+    c = 1.0 / math.sqrt(9.0 * d) if d > 0 else math.nan  # (alpha < 0: C's sqrt gives NaN, so does the draw)
     while True:
         x = normal()
         y = 1.0 + c * x
@@ -83,18 +83,23 @@ def _gammas(engine: MT19937Engine, alpha: np.ndarray, narrow: bool) -> np.ndarra
     return np.array(flat, dtype=np.float64).reshape(alpha.shape)
 
 
+def _at_least_tiny(draws: np.ndarray, tiny: float) -> np.ndarray:
+    """``std::max(tiny, draw)`` as PyTorch's kernel clamps: a NaN draw (a negative alpha) gives ``tiny``."""
+    return np.where(tiny < draws, draws, tiny).astype(draws.dtype, copy=False)
+
+
 def standard_gamma(engine: MT19937Engine, alpha: np.ndarray) -> np.ndarray:
     """PyTorch's ``_standard_gamma`` of a float32 or float64 ``alpha``: at least the dtype's
     smallest normal number."""
     draws = _gammas(engine, alpha, narrow=alpha.dtype == np.float32).astype(alpha.dtype)
-    return np.maximum(draws, np.finfo(alpha.dtype).tiny)
+    return _at_least_tiny(draws, np.finfo(alpha.dtype).tiny)
 
 
 def dirichlet(engine: MT19937Engine, alpha: np.ndarray) -> tuple:
     """PyTorch's ``_sample_dirichlet``: gamma draws in float64 (at least its smallest normal
     number), divided by their sum over the last dim, cast and kept inside ``(0, 1)``.
     Returns ``(sample, the float64 gamma draws)``."""
-    gammas = np.maximum(_gammas(engine, alpha, narrow=False), np.finfo(np.float64).tiny)
+    gammas = _at_least_tiny(_gammas(engine, alpha, narrow=False), np.finfo(np.float64).tiny)
     ratio = (gammas / gammas.sum(-1, keepdims=True)).astype(alpha.dtype)
     top = np.nextafter(alpha.dtype.type(1), alpha.dtype.type(0))
     return np.clip(ratio, np.finfo(alpha.dtype).tiny, top), gammas

@@ -4,6 +4,7 @@ broadcasting error message."""
 from __future__ import annotations
 
 import collections
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -133,6 +134,15 @@ def float_result(out: np.ndarray) -> np.ndarray:
     return out
 
 
+def dim_int(d: Any) -> int:
+    """One entry of a ``dim`` argument as an int (an integer, NumPy's or a 0-d integer tensor
+    too); a name (no named tensors here) or a float is PyTorch's TypeError."""
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise TypeError(f"argument 'dim' must be int or tuple of ints, not {type(d).__name__}") from None
+
+
 def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     """Normalise a reduction ``dim`` argument (None, int or sequence) to a tuple of indices."""
     if dim is None:
@@ -141,7 +151,9 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
         return (_wrap_dim(int(dim), ndim),)
     if isinstance(dim, (bool, np.bool_)):  # (PyTorch takes a bool inside a tuple as an int)
         raise TypeError("argument 'dim' must be int or tuple of ints, not bool")
-    dims = tuple(_wrap_dim(int(d), ndim) for d in dim)
+    if isinstance(dim, str):
+        dim_int(dim)  # (its TypeError)
+    dims = tuple(_wrap_dim(dim_int(d), ndim) for d in dim)
     check_unique_dims(dims)
     return dims
 

@@ -60,6 +60,7 @@ TENSOR_METHODS = (
     "sgn",
     "cfloat",
     "cdouble",
+    "chalf",
 )
 
 
@@ -375,6 +376,11 @@ def cfloat(self: Tensor) -> Tensor:
 def cdouble(self: Tensor) -> Tensor:
     """``self.to(disttorch.complex128)``."""
     return self.to(_dtype.complex128)
+
+
+def chalf(self: Tensor, memory_format: Any = None) -> Tensor:
+    """``self.to(disttorch.complex32)``: refused, with the reason (no complex32 tensors here)."""
+    return self.to(_dtype.complex32)
 
 
 # ---------------------------------------------------------------------- inverse hyperbolics

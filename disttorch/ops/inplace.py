@@ -49,6 +49,7 @@ from .dtype_rules import (
     require_lerp_dtypes,
     require_source_dtype,
 )
+from .memory_overlap import refuse_partial_overlap
 from .opmath import low_result, opmath_array, round_scalar_tail, scalar_of
 
 #: everything here is a Tensor method; these are also ``torch.`` functions in PyTorch
@@ -101,8 +102,12 @@ _OVERLAP_MSG = (
 
 
 # ---------------------------------------------------------------------- the machinery
-def _recording(self: Tensor, *others: Any) -> bool:
-    """True when this in-place op must be recorded in the graph."""
+def _recording(self: Tensor, *others: Any, checked: bool = False) -> bool:
+    """True when this in-place op must be recorded in the graph; first, as every in-place
+    op's first step, PyTorch's refusal of an operand in ``others`` that partly shares
+    ``self``'s memory (unless the caller ``checked`` it against the region it writes)."""
+    if others and not checked:
+        refuse_partial_overlap(self._data, others)
     if not grad_mode._state[0]:
         return False
     if self._rg:
@@ -854,7 +859,10 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         if isinstance(value, Tensor) and not indexing.is_basic(idx):  # PyTorch's index_put,
             if not (isinstance(idx, np.ndarray) and idx.dtype == bool and not value._data.ndim):
                 require_source_dtype("index_put", self, value)  # or masked_fill_ for a mask
-    if _recording(self, value):
+    if isinstance(value, Tensor):  # basic indexing writes the view self[idx]; index_put all of self
+        basic = idx.__class__ is int or indexing.is_basic(idx)
+        refuse_partial_overlap(self._data[idx] if basic else self._data, (value,))
+    if _recording(self, value, checked=True):
         _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return
     indexing.write_index(self._data, idx, _operand(value))

@@ -11,6 +11,7 @@ from .._dtype import scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..kernels.threads import lapack
+from .linalg_low_precision import refuse_low_precision
 
 __all__ = ["Eig", "check_eig_input"]
 
@@ -22,6 +23,7 @@ def check_eig_input(name: str, A: Tensor) -> None:
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(A).__name__}")
     dt = A._data.dtype
+    refuse_low_precision(name, dt)
     if dt not in (np.float32, np.float64, np.complex64, np.complex128):
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(dt)}"

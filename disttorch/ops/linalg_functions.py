@@ -47,6 +47,8 @@ from .linalg_decomp import (
 )
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
+from .linalg_low_precision import refuse_low_precision
+from .opmath import is_low
 from .reduction import check_no_identity, check_norm_dtype
 from .shape import cat, sum_to
 
@@ -121,6 +123,7 @@ def _check_float(name: str, A: Tensor, complex_ok: bool = False) -> None:
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A._data.dtype.kind == "c" and not complex_ok:  # (PyTorch's takes them)
         raise NotImplementedError(f"{name}: complex inputs are not supported by disttorch yet")
+    refuse_low_precision(name, A._data.dtype, A._data.shape)
     if A._data.dtype.kind not in "fc" or A._data.dtype == np.float16:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
@@ -409,6 +412,7 @@ def lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out: Any = None
 ) -> Tensor:
     """Solve ``A X = B`` from ``lu_factor(A)``'s result."""
+    refuse_low_precision("linalg.lu_solve", LU._data.dtype)
     p, low, up = unpack_np(LU._data, pivots._data)
     a = p @ low @ up
     if adjoint:
@@ -456,6 +460,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LDLFac
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out: Any = None) -> Tensor:
     """Solve ``A X = B`` from :func:`ldl_factor`'s result."""
+    refuse_low_precision("linalg.ldl_solve", LD._data.dtype)
     ld = LD._data
     n = ld.shape[-1]
     low = np.tril(ld, -1) + np.eye(n, dtype=ld.dtype)
@@ -556,7 +561,10 @@ def matrix_power(A: Tensor, n: int, *, out: Any = None) -> Tensor:
 
 
 def matrix_exp(A: Tensor) -> Tensor:
-    """The matrix exponential of each square matrix of ``A`` (real or complex)."""
+    """The matrix exponential of each square matrix of ``A`` (real or complex; a float16 or
+    bfloat16 one computed in float32 and rounded)."""
+    if isinstance(A, Tensor) and is_low(A._data.dtype):
+        return matrix_exp(A.float()).to(A.dtype)
     _check_matrix("linalg.matrix_exp", A, complex_ok=True)
     return MatrixExp.apply(A)
 
@@ -649,7 +657,8 @@ def matrix_norm(
     out: Any = None,
 ) -> Tensor:
     """Matrix norms over the two ``dim``: 'fro', 'nuc', ``inf``, ``-inf``, 1, -1, 2, -2."""
-    _check_float("linalg.matrix_norm", A, complex_ok=True)
+    if ord in ("nuc", 2, -2) or not is_low(A._data.dtype):  # (the others are sums: 16 bits do)
+        _check_float("linalg.matrix_norm", A, complex_ok=True)
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:
@@ -700,6 +709,8 @@ def norm(
 def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
     """Condition number: ``sigma_max / sigma_min`` for ``p`` in (None, 2, -2), otherwise
     ``norm(A, p) * norm(inv(A), p)``."""
+    if p not in (None, 2, -2) and isinstance(A, Tensor):  # (through inv, not the SVD)
+        refuse_low_precision("linalg.inv", A._data.dtype)
     _check_matrix("linalg.cond", A, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         s = svdvals(A)
@@ -806,6 +817,11 @@ def _chain(ts: list, split: list, i: int, j: int) -> Tensor:
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:
     """Vandermonde matrix with increasing powers ``x^0, x^1, ..., x^(N-1)`` in the last dim."""
+    if is_low(x._data.dtype) or x._data.dtype.kind == "b":
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got "
+            f"{scalar_type_name(x._data.dtype)}"
+        )
     n = x.shape[-1] if N is None else N
     if n <= 0:
         raise RuntimeError(f"N must be greater than 1, but got {n}")

@@ -19,6 +19,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ._helpers import _return_type, scalar_type_name
+from .linalg_low_precision import refuse_low_precision
 
 __all__ = ["geqrf", "orgqr", "ormqr"]  # top-level names (householder_product is in torch.linalg)
 
@@ -30,6 +31,7 @@ GeqrfResult = _return_type("geqrf", ("a", "tau"))
 def _check(name: str, arg: str, t: Any, min_dim: int) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+    refuse_low_precision(name, t._data.dtype)
     if t._data.dtype.kind != "f" or t._data.dtype == np.float16:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as {arg}. Got {scalar_type_name(t._data.dtype)}"

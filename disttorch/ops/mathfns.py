@@ -54,6 +54,7 @@ from .flat import flat
 from .indexing import _checked_vector_index, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
+from .linalg_low_precision import refuse_low_precision
 from .low_batch_products import low_batch_product
 from .opmath import computed_in_float32
 from .shape import _check_join, cat, split, stack
@@ -613,6 +614,8 @@ def slogdet(input: Tensor) -> tuple:
 
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))`` (NaN for a negative determinant)."""
+    if isinstance(input, Tensor):
+        refuse_low_precision("logdet", input._data.dtype)
     sign, logabs = _linalg.slogdet(input)
     return logabs + Tensor._make(
         np.where(sign._data < 0, np.nan, np.where(sign._data == 0, -np.inf, 0.0)).astype(logabs._data.dtype)
@@ -683,6 +686,8 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
 @autocast_op("fp32")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """Solve ``A X = B`` given the Cholesky factor of ``A``."""
+    if isinstance(B, Tensor):
+        refuse_low_precision("cholesky_solve", B._data.dtype)
     la = _linalg
     low = L.mT if upper else L
     y = la.solve_triangular(low, B, upper=False)
@@ -692,6 +697,8 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 @autocast_op("fp32")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``A`` from its Cholesky factor."""
+    if isinstance(L, Tensor):
+        refuse_low_precision("cholesky_inverse", L._data.dtype)
     eye = Tensor._make(np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), L._data.shape).copy())
     return cholesky_solve(eye, L, upper)
 

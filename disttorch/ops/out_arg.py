@@ -25,6 +25,7 @@ from .._dtype import c_type_name, dtype, scalar_type_name
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dtype_rules import check_cast
+from .memory_overlap import refuse_out_overlap
 from .tensor_attributes import resize_
 
 __all__ = ["OUT_FUNCTIONS", "accept_out", "accept_declared_out"]
@@ -287,6 +288,7 @@ def accept_out(fn: Callable, name: str, declared: bool = False) -> Callable:
                     f"dtype {scalar_type_name(kwargs['dtype'].numpy)} does not match dtype of out "
                     f"parameter ({scalar_type_name(out._data.dtype)})"
                 )
+        refuse_out_overlap(name, out, args, kwargs)
         result = fn(*args, out=out, **kwargs) if declared else fn(*args, **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         if grad_mode.is_grad_enabled() and any(r.requires_grad for r in results):

@@ -30,6 +30,7 @@ from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .linalg_decomp import SVD
+from .linalg_low_precision import refuse_low_precision
 from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
@@ -699,6 +700,8 @@ def var_mean(
 ) -> tuple:
     """``(var(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
+    if isinstance(input, Tensor):
+        _float_dtype_check("var_mean", input._data)
     out = _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
     return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
 
@@ -713,6 +716,8 @@ def std_mean(
 ) -> tuple:
     """``(std(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
+    if isinstance(input, Tensor):
+        _float_dtype_check("std_mean", input._data)
     out = _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
     return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both
 
@@ -910,6 +915,7 @@ def _nuclear_norm(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     if len(dims) != 2 or input.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
     d0, d1 = (wrap_dim(d, input.dim()) for d in dims)
+    refuse_low_precision("linalg.matrix_norm", input._data.dtype)
     r = SVD.apply(input.movedim((d0, d1), (-2, -1)), False)[1].sum(-1)
     return r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1)) if keepdim else r
 

@@ -27,7 +27,7 @@ from ..autograd import autocast_state
 from ..autograd.function import Function, log_view, mark_view, named_node
 from ..kernels import threads
 from ..utils import trace
-from ._helpers import check_unique_dims, wrap_dim
+from ._helpers import check_unique_dims, dim_int, wrap_dim
 from .dtype_view import view_dtype
 
 __all__ = [
@@ -815,7 +815,7 @@ def squeezed_shape(shape: tuple, dim: Any = None) -> tuple:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        wrapped = tuple(wrap_dim(int(d), len(shape)) for d in ds)
+        wrapped = tuple(wrap_dim(dim_int(d), len(shape)) for d in ds)
         check_unique_dims(wrapped)
         dims = {d for d in wrapped if shape and shape[d] == 1}
     return tuple(s for i, s in enumerate(shape) if i not in dims)
@@ -1206,7 +1206,7 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     nd = input._data.ndim
     if isinstance(dims, (int, np.integer)):
         raise TypeError(f"flip(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
-    ds = tuple(wrap_dim(int(d), nd) for d in dims)
+    ds = tuple(wrap_dim(dim_int(d), nd) for d in dims)
     if nd == 0:  # a scalar's dim 0 (or -1) is its one element: nothing to reverse
         ds = ()
     check_unique_dims(ds)

@@ -24,8 +24,9 @@ from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
 from ._helpers import broadcast_error, complex_kernel_error
-from .dtype_rules import check_kernel
+from .dtype_rules import check_kernel, kernel_error
 from .elementwise import Pow, exp, log, sigmoid, where
+from .opmath import is_low
 from .scalar_self import number_self
 
 __all__ = [
@@ -63,7 +64,9 @@ class _Special(Function):
     ``dtype_rule`` names the op's row in ``dtype_rules.KERNELS``, for binary kernels that
     refuse some promoted dtypes. With ``in_float32``, float32 and 16-bit inputs reach the
     kernel as float32 (PyTorch's kernel computes in float32 there, not in float64); with
-    ``own_dtype`` (and ``_own_16_bit``), in the result's dtype itself, 16-bit ones too."""
+    ``own_dtype`` (and ``_own_16_bit``), in the result's dtype itself, 16-bit ones too. With
+    ``no_16_bit``, a float16 or bfloat16 result is PyTorch's ``"<name>_cpu" not implemented
+    for 'Half'`` (its kernel has no 16-bit loop)."""
 
     _raw = True
     kernel: Callable = None
@@ -72,6 +75,7 @@ class _Special(Function):
     dtype_rule: str | None = None
     in_float32 = False
     own_dtype = False
+    no_16_bit = False
 
     @classmethod
     def forward(cls, ctx, *args):
@@ -88,6 +92,8 @@ class _Special(Function):
             except ValueError:
                 raise broadcast_error(np.shape(arrays[0]), np.shape(arrays[1])) from None
         out_dtype = _float_dtype(*arrays)
+        if cls.no_16_bit and is_low(out_dtype):
+            raise kernel_error(f"{cls.name_}_cpu", out_dtype)
         work = np.float32 if cls.in_float32 and out_dtype != np.float64 else np.float64
         work = out_dtype if cls.own_dtype else work
         out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=work) for a in arrays]))
@@ -215,6 +221,17 @@ ModifiedBesselI1 = _unary("modified_bessel_i1", K.i1)
 AiryAi = _unary("airy_ai", _nan_edges(K.airy_ai))
 SphericalBesselJ0 = _unary("spherical_bessel_j0", lambda x: np.where(np.isinf(x), 0.0, _sinc(x / math.pi)))
 
+
+def _no_16_bit(*classes: type) -> None:
+    """The kernels PyTorch's CPU build has no float16/bfloat16 loop for: refuse such a
+    result (forward then sees 16-bit arrays as they are, not float32 copies)."""
+    for cls in classes:
+        cls.no_16_bit = cls._own_16_bit = True
+
+
+_no_16_bit(Erfcx, LogNdtr, Ndtri, BesselJ0, BesselJ1, BesselY0, BesselY1, AiryAi, SphericalBesselJ0)
+_no_16_bit(ModifiedBesselI0, ModifiedBesselI1, ModifiedBesselK0, ModifiedBesselK1)
+_no_16_bit(ScaledModifiedBesselK0, ScaledModifiedBesselK1)
 
 # PyTorch's node names where they are not the class name: ``torch.special``'s own ops are
 # ``Special...``; its ``ndtr`` is a product
@@ -427,6 +444,7 @@ LegendreP = _poly(
     lambda x: x,
     lambda k, x, cur, prev: ((2 * k + 1) * x * cur - k * prev) / (k + 1),
 )
+_no_16_bit(_Polynomial, Zeta)
 
 
 # ---------------------------------------------------------------------- public functions

@@ -1,17 +1,20 @@
 """PyTorch's ``TypeError`` for a Python number given to a top-level function that takes
 tensors only (``torch.maximum(x, 0)``: "argument 'other' (position 2) must be Tensor, not
-int"), where the op itself would take the number. Applied where the ops are exported."""
+int"), where the op itself would take the number, and for anything but a tensor as the
+``input`` of a function with a Tensor method twin (``torch.exp(ndarray)``,
+``torch.sum([1, 2])``). Applied where the ops are exported."""
 
 from __future__ import annotations
 
 import functools
+import numbers
 from typing import Any, Callable
 
 import numpy as np
 
 from .._tensor import Tensor
 
-__all__ = ["NO_ARRAYS", "TENSOR_ONLY", "refuse_arrays", "require_tensors"]
+__all__ = ["NO_ARRAYS", "TENSOR_ONLY", "check_input", "refuse_arrays", "require_tensors"]
 
 #: the functions, and the names of their leading parameters that must be tensors
 TENSOR_ONLY = {
@@ -45,6 +48,42 @@ NO_ARRAYS = {
     "clip": ("input", "min", "max"),
     **TENSOR_ONLY,
 }
+
+
+#: the functions whose ``input`` PyTorch's argument parser also takes as a Python number
+#: (its "numbers as tensors" list: ``torch.add(2, 3)``)
+_NUMBER_INPUT = frozenset(
+    """
+    add div divide mul multiply sub subtract true_divide floor_divide
+    """.split()
+)
+
+#: the functions with an overload whose first operand is a number, the second a tensor
+#: (``torch.pow(2, t)``, ``torch.bitwise_and(True, t)``, the deprecated
+#: ``torch.addmm(beta, input, m1, m2)``)
+_NUMBER_SELF = frozenset(
+    """
+    pow float_power remainder xlogy bitwise_and bitwise_or bitwise_xor
+    bitwise_left_shift bitwise_right_shift addmm addbmm baddbmm addmv addr
+    """.split()
+)
+
+#: functions PyTorch writes in Python, whose own errors for a non-tensor differ
+_PYTHON_LEVEL = frozenset(["norm"])
+
+
+def check_input(name: str, value: Any, args: tuple) -> None:
+    """PyTorch's ``TypeError`` for ``value`` (not a Tensor) as the ``input`` of ``torch.<name>``;
+    ``args``: the positional arguments of the call (a number ``input`` of a number-first
+    overload needs a tensor second). Objects with ``__torch_function__`` pass."""
+    if hasattr(type(value), "__torch_function__") or name in _PYTHON_LEVEL:
+        return
+    if isinstance(value, numbers.Number) and not isinstance(value, np.ndarray):
+        if name in _NUMBER_INPUT:
+            return
+        if name in _NUMBER_SELF and len(args) > 1 and isinstance(args[1], Tensor):
+            return
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {_type_name(value)}")
 
 
 def _type_name(value: Any) -> str:

@@ -71,8 +71,10 @@ def test_tensor_new():
     assert x.new(y) is y
     with pytest.raises(TypeError, match="expected a tensor of dtype"):
         x.new(dt.tensor([1, 2]))
+    with pytest.raises(TypeError, match="new\\(\\): data must be a sequence \\(got float\\)"):
+        x.new(2.5)  # PyTorch's words
     with pytest.raises(TypeError, match="new\\(\\): expected sizes"):
-        x.new(2.5)
+        x.new(2.5, 1)
 
 
 def test_tile_varargs_and_copy_from_a_number():

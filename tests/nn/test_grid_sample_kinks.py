@@ -18,7 +18,9 @@ IDENTITY_AND_STRETCH = [[[1.0, 0, 0], [0, 1.0, 0]], [[0.5, 0, 0.5], [0, 2.0, -1.
 def test_border_points_get_no_gradient_and_nearest_gives_zeros():
     """A coordinate clamped onto the border, or lying on it, is outside for the gradient
     (PyTorch's rule; ``clamp`` would pass it); nearest sampling gives the grid zeros."""
-    x = dt.tensor(rng.standard_normal((1, 1, 4, 4)))
+    x = dt.tensor(
+        rng.standard_normal((1, 1, 4, 4)), dtype=dt.float32
+    )  # (the grid's dtype, as PyTorch requires)
     grid = dt.tensor([[[[-1.0, 0.3], [1.0, -0.2], [1.5, 0.1], [0.2, 0.4]]]], requires_grad=True)
     DF.grid_sample(x, grid, padding_mode="border", align_corners=True).sum().backward()
     g = grid.grad.numpy()[0, 0]

@@ -12,6 +12,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels.windows import crop_index, pad_spatial, window_slices, windows
+from ...ops.dtype_rules import refuse_kernel
 
 __all__ = ["fold", "unfold"]
 
@@ -19,8 +20,35 @@ __all__ = ["fold", "unfold"]
 def _pair(v: Any, what: str) -> tuple:
     t = (int(v), int(v)) if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
     if len(t) != 2:
-        raise ValueError(f"{what} must be an int or a pair of ints, got {v}")
+        raise RuntimeError(f"It is expected {what} equals to 2, but got size {len(t)}")
     return t
+
+
+def _geometry(kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> tuple:
+    """The four pairs, checked in PyTorch's order (kernel, dilation, padding, stride)."""
+    kernel, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    pads, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    for values, ok, words in (
+        (
+            kernel,
+            min(kernel) > 0,
+            "kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
+        ),
+        (
+            dil,
+            min(dil) > 0,
+            "dilation should be greater than zero, but got dilation_height: {} dilation_width: {}",
+        ),
+        (pads, min(pads) >= 0, "padding should be non-negative, but got pad_height: {} pad_width: {}"),
+        (
+            stride,
+            min(stride) > 0,
+            "stride should be greater than zero, but got stride_height: {} stride_width: {}",
+        ),
+    ):
+        if not ok:
+            raise RuntimeError(words.format(*values))
+    return kernel, dil, pads, stride
 
 
 def _blocks(padded: tuple, kernel: tuple, dilation: tuple, stride: tuple) -> tuple:
@@ -72,20 +100,19 @@ class Col2Im(Function):
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
     """Extract sliding blocks: ``(N, C, H, W)`` -> ``(N, C * kH * kW, L)`` (``L`` blocks),
     each column one block, channel-major as PyTorch. Unbatched ``(C, H, W)`` is accepted."""
-    if input.ndim not in (3, 4):
-        raise NotImplementedError(
-            f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)"
+    kernel, dil, pads, stride = _geometry(kernel_size, dilation, padding, stride)
+    if 0 < input.ndim < 3:  # (PyTorch's kernel reads dim 2 first)
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], but got 2)"
         )
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+            f"for input, but got: {list(input.shape)}"
+        )
+    refuse_kernel("im2col_out_cpu", input, "iu")  # (bool passes, as PyTorch's)
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
-    kernel, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    pads, stride = _pair(padding, "padding"), _pair(stride, "stride")
-    if min(kernel) <= 0 or min(dil) <= 0 or min(stride) <= 0 or min(pads) < 0:
-        raise RuntimeError(
-            f"im2col: kernel_size, dilation and stride must be greater than zero and padding "
-            f"non-negative, but got kernel_size={list(kernel)} dilation={list(dil)} "
-            f"padding={list(pads)} stride={list(stride)}"
-        )
     h, w = x.shape[2], x.shape[3]
     blocks = _blocks((h + 2 * pads[0], w + 2 * pads[1]), kernel, dil, stride)
     if min(blocks) < 1:
@@ -104,16 +131,15 @@ def fold(
 ) -> Tensor:
     """Sum sliding blocks back into an image: ``(N, C * kH * kW, L)`` -> ``(N, C, *output_size)``
     (overlapping entries add up); the adjoint of :func:`unfold`."""
+    out_hw = _pair(output_size, "output_size")
+    kernel, dil, pads, stride = _geometry(kernel_size, dilation, padding, stride)
     if input.ndim not in (2, 3):
-        raise NotImplementedError(
-            f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
-            f"supported (got {input.ndim}D)"
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions "
+            f"for input, but got: {list(input.shape)}"
         )
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
-    out_hw = _pair(output_size, "output_size")
-    kernel, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    pads, stride = _pair(padding, "padding"), _pair(stride, "stride")
     ck, length = x.shape[1], x.shape[2]
     kk = kernel[0] * kernel[1]
     if ck % kk:

@@ -41,19 +41,19 @@ def _output_geometry(
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * d
-        if len(sizes) != d:
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * max(d, 0)
+        if isinstance(size, (list, tuple)) and len(sizes) != d:
             raise ValueError(
                 f"Input and output must have the same number of spatial dimensions, but "
                 f"got input with spatial dimensions of {list(spatial)} and output size of "
                 f"{list(sizes)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
                 f"format and output size in (o1, o2, ...,oK) format."
             )
-        return tuple(int(s) for s in sizes), (None,) * d
+        return tuple(int(s) if _is_int(s) else s for s in sizes), (None,) * max(d, 0)
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
-    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * d
-    if len(scales) != d:
+    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * max(d, 0)
+    if isinstance(scale_factor, (list, tuple)) and len(scales) != d:
         raise ValueError(
             f"Input and scale_factor must have the same number of spatial dimensions, but "
             f"got input with spatial dimensions of {list(spatial)} and scale_factor of "
@@ -61,8 +61,12 @@ def _output_geometry(
             f"format and scale_factor in (s1, s2, ...,sK) format."
         )
     sizes = tuple(math.floor(float(n) * float(s)) for n, s in zip(spatial, scales))
-    used = (None,) * d if recompute_scale_factor else tuple(float(s) for s in scales)
+    used = (None,) * max(d, 0) if recompute_scale_factor else tuple(float(s) for s in scales)
     return sizes, used
+
+
+def _is_int(n: Any) -> bool:
+    return isinstance(n, (int, np.integer)) and not isinstance(n, bool)
 
 
 def _source(out: int, size: int, scale: float | None, align_corners: bool, cubic: bool) -> np.ndarray:
@@ -140,25 +144,15 @@ def interpolate(
             (the result matches PIL's resizing with ``align_corners=False``).
     """
     d = input.ndim - 2
-    if d not in (1, 2, 3) or mode not in _MODES:
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-            f"the modes: {' | '.join(_MODES)} (got {mode})"
-        )
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError(
                 "align_corners option can only be set with the interpolating modes: "
                 "linear | bilinear | bicubic | trilinear"
             )
+    sizes, scales = _output_geometry(tuple(input.shape), d, size, scale_factor, recompute_scale_factor)
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
-    sizes, scales = _output_geometry(tuple(input.shape), d, size, scale_factor, recompute_scale_factor)
-    if any(s <= 0 for s in sizes):
-        raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input "
-            f"({', '.join(map(str, input.shape[2:]))}) output ({', '.join(map(str, sizes))})"
-        )
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError(
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
@@ -169,14 +163,26 @@ def interpolate(
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-    if mode in _DIMS_OF_MODE and _DIMS_OF_MODE[mode] != d:
-        if mode in ("bicubic", "lanczos"):
-            raise NotImplementedError(
-                f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-                f"the modes: {' | '.join(_MODES)} (got {mode})"
-            )
+    if (
+        d in (1, 2, 3)
+        and mode in _DIMS_OF_MODE
+        and _DIMS_OF_MODE[mode] != d
+        and mode not in ("bicubic", "lanczos")
+    ):
         raise NotImplementedError(
             f"Got {input.ndim}D input, but {mode} mode needs {_DIMS_OF_MODE[mode] + 2}D input"
+        )
+    if d not in (1, 2, 3) or mode not in _MODES or _DIMS_OF_MODE.get(mode, d) != d:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            f"the modes: {' | '.join(_MODES)} (got {mode})"
+        )
+    if isinstance(size, float) or (isinstance(size, (list, tuple)) and not all(_is_int(n) for n in size)):
+        raise TypeError(f"expected size to be one of int or Tuple[int], but got size {size!r}")
+    if any(s <= 0 for s in sizes) and mode != "area":
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input "
+            f"({', '.join(map(str, input.shape[2:]))}) output ({', '.join(map(str, sizes))})"
         )
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[d - 1](input, sizes)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ... import _native_warnings
-from ..._dtype import result_type, scalar_type_name
+from ..._dtype import promote_types, result_type, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, ShownNode, named_node
@@ -61,9 +61,11 @@ __all__ = [
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> str:
+def _reduction(reduction: str, size_average: Any = None, reduce: Any = None, old_mean: bool = True) -> str:
     """Resolve the legacy ``size_average``/``reduce`` flags (with PyTorch's deprecation
-    warning, at the line that resolves them, as PyTorch's) and check ``reduction``."""
+    warning, at the line that resolves them, as PyTorch's) and check ``reduction``; with
+    ``old_mean``, ``'elementwise_mean'`` is ``'mean'`` (with PyTorch's warning), as for the
+    losses PyTorch computes in C++ (those it writes in Python refuse it)."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -72,6 +74,11 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> 
             f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
             stacklevel=2,
         )
+    if reduction == "elementwise_mean" and old_mean:
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.", stacklevel=2
+        )
+        return "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -383,11 +390,17 @@ def cross_entropy(
         ignore_index: class-index targets equal to it contribute nothing (and are left
             out of the mean).
         reduction: ``'none'`` | ``'mean'`` | ``'sum'``.
-        label_smoothing: in ``[0, 1]``; mixes the target with the uniform distribution.
+        label_smoothing: mixes the target with the uniform distribution (usually in
+            ``[0, 1]``; PyTorch takes any value).
     """
     reduction = _reduction(reduction, size_average, reduce)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:  # (PyTorch checks only this end: a negative value smooths nothing)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    probabilities = target.shape == input.shape and target._data.dtype.kind in "fV"
+    _check_class_weight(weight, input, target, "cross_entropy: " if probabilities else "")
+    if probabilities and target.dtype != input.dtype:  # PyTorch's product promotes them
+        dtype = promote_types(input.dtype, target.dtype)
+        input, target = input.to(dtype), target.to(dtype)
     if is_low(input._data.dtype) and target._data.dtype.kind in "iu" and input.ndim:
         # float16/bfloat16 class targets: PyTorch's own composition, which rounds the
         # log-probabilities to the 16-bit type before the loss adds them up
@@ -469,8 +482,34 @@ def nll_loss(
     """Negative log-likelihood of class-index ``target`` under log-probabilities ``input``
     (shapes as for ``cross_entropy``); ``'mean'`` divides by the summed target weights."""
     reduction = _reduction(reduction, size_average, reduce)
+    _check_class_weight(weight, input, target, "")
     _refuse_weight_grad(weight)
     return NllLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+def _check_class_weight(weight: Tensor | None, input: Tensor, target: Tensor, prefix: str) -> None:
+    """PyTorch's checks of a class-weight vector, in its order: (for class-index targets,
+    ``prefix`` empty) the batch sizes first; one entry per class (the classes: dim 1 of
+    ``input``, or its only dim); for class-index targets, ``input``'s dtype."""
+    if weight is None or not isinstance(input, Tensor) or input.ndim == 0:
+        return
+    same_dtype = not prefix
+    if same_dtype and input.ndim > 1 and isinstance(target, Tensor) and target.ndim:
+        if input.shape[0] != target.shape[0]:
+            raise ValueError(
+                f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+            )
+    classes = input.shape[1 if input.ndim > 1 else 0]
+    if weight.ndim != 1 or weight.numel() != classes:
+        raise RuntimeError(
+            f"{prefix}weight tensor should be defined either for all {classes} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}"
+        )
+    if same_dtype and weight._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_type_name(input._data.dtype)} but found "
+            f"{scalar_type_name(weight._data.dtype)}"
+        )
 
 
 def _refuse_weight_grad(weight: Tensor | None) -> None:
@@ -778,8 +817,9 @@ class BinaryCrossEntropy(Function):
                 f"Using a target size ({target.shape}) that is different to the input "
                 f"size ({input.shape}) is deprecated. Please ensure they have the same size."
             )
-        if p.size and (ufunc_reduce(np.fmin, p, None) < 0 or ufunc_reduce(np.fmax, p, None) > 1):
-            raise RuntimeError("all elements of input should be between 0 and 1")
+        for name, a in (("input", p), ("target", y)):
+            if a.size and (ufunc_reduce(np.fmin, a, None) < 0 or ufunc_reduce(np.fmax, a, None) > 1):
+                raise RuntimeError(f"all elements of {name} should be between 0 and 1")
         loss = elementwise(_binary_cross_entropy, p, y, None if weight is None else weight._data)
         ctx.save_for_backward(input, target)
         ctx.weight, ctx.reduction = weight, reduction
@@ -813,6 +853,10 @@ class BinaryCrossEntropyWithLogits(Function):
         if x.shape != y.shape:
             raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
         arrays = [None if t is None else t._data for t in (weight, pos_weight)]
+        try:
+            np.broadcast_shapes(x.shape, *(np.shape(a) for a in arrays if a is not None))
+        except ValueError:
+            raise broadcast_error(x.shape, *(np.shape(a) for a in arrays if a is not None)) from None
         loss = elementwise(_binary_cross_entropy_with_logits, x, y, *arrays)
         ctx.save_for_backward(input, target)
         ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
@@ -850,8 +894,21 @@ def binary_cross_entropy(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """Binary cross-entropy between probabilities ``input`` and ``target`` (same shape)."""
-    return BinaryCrossEntropy.apply(input, target, weight, _reduction(reduction, size_average, reduce))
+    """Binary cross-entropy between probabilities ``input`` and ``target`` (same shape and
+    dtype; a ``weight`` broadcasts to their shape)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input.shape == target.shape and input.dtype != target.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected {input.dtype.scalar_name}")
+    if weight is not None and input.shape == target.shape:
+        try:
+            np.broadcast_shapes(weight.shape, input.shape)
+        except ValueError:
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {weight.shape[-1]} at -1! Mismatching "
+                f"argument at index 1 had {weight.shape}; but expected shape should be broadcastable to "
+                f"{list(input.shape)}"
+            ) from None
+    return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
 @autocast_op("fp32")
@@ -865,10 +922,16 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid plus binary cross-entropy in one numerically stable step; ``pos_weight``
-    weighs the positive term (broadcast along the last dim, one per class)."""
-    return BinaryCrossEntropyWithLogits.apply(
-        input, target, weight, pos_weight, _reduction(reduction, size_average, reduce)
-    )
+    weighs the positive term (broadcast along the last dim, one per class). As PyTorch's
+    kernel, which computes ``(1 - target) * input`` in ``target``'s dtype, the result has the
+    floating ``target``'s dtype; an integer or bool ``target`` is refused."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype != input.dtype:
+        if target._data.dtype.kind == "b":
+            refuse_bool_subtraction(target, target)
+        check_cast(input._data.dtype, target._data.dtype)
+        input = input.to(target.dtype)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 #: PyTorch's kl_div is a composition: its last op by reduction (without: a sub, or with
@@ -887,6 +950,10 @@ class KlDiv(Function):
     def forward(ctx, input, target, reduction, log_target):
         ctx._node_name = _KL_NODE.get(reduction) or ("MulBackward0" if log_target else "SubBackward0")
         x, t = input._data, target._data
+        try:
+            np.broadcast_shapes(x.shape, t.shape)
+        except ValueError:
+            raise broadcast_error(x.shape, t.shape) from None
         loss = elementwise(_kl_div, x, t, log_target)
         ctx.save_for_backward(input, target)
         ctx.reduction, ctx.log_target = reduction, log_target
@@ -931,4 +998,9 @@ def kl_div(
         )
     if reduction != "batchmean":
         reduction = _reduction(reduction, size_average, reduce)
+    if input.dtype.scalar_name in _INTEGRAL or target.dtype.scalar_name in _INTEGRAL:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     return KlDiv.apply(input, target, reduction, log_target)
+
+
+_INTEGRAL = frozenset("Bool Byte Char Short Int Long UInt16 UInt32 UInt64".split())

@@ -113,7 +113,7 @@ def multilabel_soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Per sample, the mean over classes of ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))``."""
-    reduction = _reduction(reduction, size_average, reduce)
+    reduction = _reduction(reduction, size_average, reduce, old_mean=False)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -183,6 +183,8 @@ def multi_margin_loss(
     x = input if input.ndim == 2 else input.reshape(1, -1)
     t = target.reshape(-1).long()
     c = x.shape[1]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
     if t._data.size and (t._data.min() < 0 or t._data.max() >= c):
         raise RuntimeError("target out of range")
     picked = x.gather(1, t.reshape(-1, 1))
@@ -271,7 +273,7 @@ def triplet_margin_with_distance_loss(
 ) -> Tensor:
     """:func:`triplet_margin_loss` with any ``distance_function`` (default: pairwise
     Euclidean distance)."""
-    reduction = _reduction(reduction)
+    reduction = _reduction(reduction, old_mean=False)
     if margin <= 0:
         raise ValueError(
             f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
@@ -297,7 +299,7 @@ def poisson_nll_loss(
     """Poisson negative log likelihood: ``exp(x) - y * x`` (``log_input``) or
     ``x - y * log(x + eps)``; ``full`` adds Stirling's term ``y log y - y + log(2 pi y) / 2``
     where ``y > 1``."""
-    reduction = _reduction(reduction, size_average, reduce)
+    reduction = _reduction(reduction, size_average, reduce, old_mean=False)
     loss = (input.exp() - target * input) if log_input else (input - target * (input + eps).log())
     if full:
         y = target._data

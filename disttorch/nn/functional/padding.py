@@ -7,9 +7,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ..._tensor import Size, Tensor
 from ...autograd.function import Function
 from ...kernels.windows import pad_constant
+from ...ops.dtype_rules import refuse_kernel
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
 
@@ -19,7 +20,16 @@ _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 def _pairs(pad: Sequence[int], ndim: int) -> list[tuple[int, int]]:
-    """(before, after) per dim of the input, from PyTorch's last-dim-first flat list."""
+    """(before, after) per dim of the input, from PyTorch's last-dim-first flat list (a
+    tuple or list of ints, as its parser takes: not a tensor, a float or a bool)."""
+    if not isinstance(pad, (tuple, list, Size)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    for i, p in enumerate(pad):
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer, Tensor)):
+            raise TypeError(
+                f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                f"{type(p).__name__} at pos {i}"
+            )
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > ndim:
@@ -95,15 +105,15 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             edge) or ``'circular'`` (wrap around).
     """
     ndim = input._data.ndim
+    if mode != "constant" and mode not in _INDEX_MODES:  # (checked first, as PyTorch's)
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pairs = _pairs(pad, ndim)
     if mode == "constant":
         return ConstantPad.apply(input, pairs, 0 if value is None else value)
-    if mode not in _INDEX_MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n_padded = len(pad) // 2
-    if ndim not in (n_padded + 1, n_padded + 2):  # PyTorch's kernels pad batched or unbatched 1-3D
+    if n_padded > 3 or ndim not in (n_padded + 1, n_padded + 2):  # PyTorch's kernels: 1-3D, batched or not
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"
@@ -111,6 +121,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode in ("reflect", "replicate"):
+        refuse_kernel(f"{'reflection' if mode == 'reflect' else 'replication'}_pad{n_padded}d", input, "b")
     shape = input._data.shape
     if mode == "replicate" and 0 in shape[ndim - n_padded :]:
         raise RuntimeError(

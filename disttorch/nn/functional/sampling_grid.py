@@ -24,6 +24,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...kernels.fma import fma
+from ...ops.dtype_rules import require_same_scalar_type
 from ...ops.flat import flat as zero_gradient
 from ._numpy_backward import numpy_backward
 from .interpolation import _cubic_weights
@@ -287,6 +288,7 @@ def grid_sample(
         )
     if mode == "bicubic" and d != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    require_same_scalar_type(input, grid)
     n, c = input.shape[0], input.shape[1]
     sizes = [input.shape[-1 - i] for i in range(d)]  # x (W), y (H), z (D)
     out_spatial = tuple(grid.shape[1:-1])

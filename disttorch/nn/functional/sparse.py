@@ -154,10 +154,9 @@ def embedding(
     times its index occurs in ``input``; ``sparse=True`` makes ``weight.grad`` a sparse COO
     tensor (for ``optim.SGD``, ``optim.SparseAdam``, ``optim.Adagrad``).
     """
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight._data.shape[0])
-    if max_norm is not None:
-        with grad_mode.no_grad():
-            _renorm_rows(weight, np.asarray(input._data), max_norm, norm_type)
     if input.dtype not in (_dtype.int64, _dtype.int32):
         # PyTorch names the type as its legacy tensor type, or its C++ type name
         name = input.dtype.name
@@ -166,6 +165,9 @@ def embedding(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             f"Long, Int; but got {kind} instead (while checking arguments for embedding)"
         )
+    if max_norm is not None:
+        with grad_mode.no_grad():
+            _renorm_rows(weight, np.asarray(input._data), max_norm, norm_type)
     return EmbeddingFunction.apply(input, weight, padding_idx, scale_grad_by_freq, sparse)
 
 
