@@ -145,6 +145,37 @@ class SparseTensor(SparseBase):
         shape[d0], shape[d1] = shape[d1], shape[d0]
         return SparseTensor._build(idx, self._sp_values, tuple(shape), d0 == d1 and self._coalesced)
 
+    def index_select(self, dim: int, index: Tensor) -> SparseTensor:
+        """The slices at ``index`` along ``dim``, as PyTorch's: along a sparse dimension the
+        entries come by position in ``index``, then in their order here (the result is not
+        coalesced); negative entries count from the end. Gradients flow to the values."""
+        n, sd = self.dim(), self.sparse_dim()
+        if not -n <= dim < n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+            )
+        d = dim % n
+        idx = index._data if isinstance(index, Tensor) and not index.is_sparse else None
+        if idx is None or idx.ndim != 1 or idx.dtype not in (np.int64, np.int32):
+            raise IndexError("index_select() argument index must be 1-D strided (non-sparse) long-tensor.")
+        size = self._sp_shape[d]
+        if idx.size and (idx.min() < -size or idx.max() >= size):
+            bad = idx[(idx < -size) | (idx >= size)][0]
+            raise IndexError(
+                f"index_select(): index contains {bad} that is out of range for tensor of size "
+                f"{list(self._sp_shape)} at dimension {d}"
+            )
+        idx = np.where(idx < 0, idx + size, idx).astype(np.int64, copy=False)
+        shape = self._sp_shape[:d] + (idx.size,) + self._sp_shape[d + 1 :]
+        if d >= sd:  # a dense dimension: the values' own selection
+            values = self._sp_values.index_select(d - sd + 1, Tensor._make(idx))
+            return SparseTensor._build(self._sp_indices, values, shape, False)
+        position, entry = _kernels.select_entries(self._sp_indices[d], idx)
+        indices = self._sp_indices[:, entry]
+        indices[d] = position
+        values = self._sp_values.index_select(0, Tensor._make(entry))
+        return SparseTensor._build(indices, values, shape, False)
+
     def t(self) -> SparseTensor:
         if self.dim() > 2:
             raise RuntimeError(
