@@ -757,10 +757,7 @@ def _checked_vector_index(input: Tensor, dim: int, index: Tensor, op: str) -> tu
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index`` (of a
-    sparse COO tensor: its own ``index_select``)."""
-    if input.is_sparse:
-        return input.index_select(dim, index)
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
     d, idx = _checked_vector_index(input, dim, index, "index_select")
     if input._data.ndim == 0 and idx.size == 1:
         return scalar_as_vector(lambda v, d: IndexSelect.apply(v, d, idx.reshape(1)), input, d)

@@ -175,3 +175,14 @@ def test_index_select_parity_with_torch():
         np.testing.assert_array_equal(got._indices().numpy(), want._indices().numpy())
         np.testing.assert_array_equal(got._values().numpy(), want._values().numpy())
         assert got.is_coalesced() == want.is_coalesced() and tuple(got.shape) == tuple(want.shape)
+
+
+def test_top_level_functions_take_the_sparse_methods():
+    s = _sp()
+    dense = s.to_dense().numpy()
+    assert dt.transpose(s, 0, 1).layout is dt.sparse_coo and dt.t(s).shape == (3, 2)
+    np.testing.assert_array_equal(dt.t(s).to_dense().numpy(), dense.T)
+    np.testing.assert_array_equal(dt.neg(s).to_dense().numpy(), -dense)
+    np.testing.assert_array_equal(dt.abs(dt.neg(s)).to_dense().numpy(), dense)
+    np.testing.assert_array_equal(dt.clone(s).to_dense().numpy(), dense)
+    np.testing.assert_array_equal(dt.index_select(s, 1, dt.tensor([2])).to_dense().numpy(), dense[:, [2]])
