@@ -186,3 +186,36 @@ def test_top_level_functions_take_the_sparse_methods():
     np.testing.assert_array_equal(dt.abs(dt.neg(s)).to_dense().numpy(), dense)
     np.testing.assert_array_equal(dt.clone(s).to_dense().numpy(), dense)
     np.testing.assert_array_equal(dt.index_select(s, 1, dt.tensor([2])).to_dense().numpy(), dense[:, [2]])
+
+
+@pytest.mark.parity
+def test_select_narrow_unsqueeze_permute_parity_with_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    idx, val = rng.integers(0, 4, size=(2, 7)), rng.standard_normal((7, 2))
+    ts = torch.sparse_coo_tensor(torch.from_numpy(idx), torch.from_numpy(val), (4, 4, 2))
+    ds = dt.sparse_coo_tensor(idx, dt.tensor(val), (4, 4, 2))
+    calls = [
+        ("select", (0, 1)), ("select", (1, -1)), ("select", (2, 0)), ("narrow_copy", (1, 1, 2)),
+        ("narrow_copy", (2, 0, 1)), ("unsqueeze", (0,)), ("unsqueeze", (2,)), ("unsqueeze", (-1,)),
+        ("permute", (1, 0, 2)),
+    ]  # fmt: skip
+    for name, args in calls:
+        for d, t in ((ds, ts), (ds.coalesce(), ts.coalesce())):
+            got, want = getattr(d, name)(*args), getattr(t, name)(*args)
+            np.testing.assert_array_equal(got._indices().numpy(), want._indices().numpy())
+            np.testing.assert_array_equal(got._values().numpy(), want._values().numpy())
+            assert tuple(got.shape) == tuple(want.shape) and got.is_coalesced() == want.is_coalesced(), name
+    with pytest.raises(RuntimeError, match="transpositions between sparse and dense"):
+        ds.permute(0, 2, 1)
+    with pytest.raises(IndexError, match="select\\(\\): index 4 out of range"):
+        ds.select(0, 4)
+
+
+def test_select_narrow_unsqueeze_permute_gradients():
+    def f(v):
+        s = dt.sparse_coo_tensor([[0, 1, 1, 2], [2, 0, 2, 1]], v, (3, 3, 2))
+        parts = (s.select(0, 1), s.narrow_copy(1, 1, 2), s.unsqueeze(1), s.permute(1, 0, 2), s.select(2, 1))
+        return tuple(p.to_dense() for p in parts)
+
+    assert gradcheck(f, (dt.rand(4, 2, dtype=dt.float64, requires_grad=True),))
