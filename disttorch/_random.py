@@ -531,11 +531,22 @@ def normal(
     """Samples from ``N(mean, std**2)``.
 
     ``mean`` and ``std`` may be tensors (broadcast together; the result has their shape
-    and floating dtype) or numbers (then ``size`` gives the shape). Unlike PyTorch, the
+    and floating dtype) or numbers (then ``size`` gives the shape; with ``size``, 0-dim
+    tensors count as numbers and others are refused, as PyTorch's overloads). Unlike PyTorch, the
     result never carries a graph back to tensor ``mean``/``std`` (PyTorch's gradient there
     is zero anyway).
     """
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    if tensors and size is not None:  # PyTorch's float overload: 0-dim tensors read as numbers
+        shaped = [list(t.shape) for t in tensors if t.dim() != 0]
+        if shaped:
+            raise TypeError(
+                "normal() received an invalid combination of arguments: 'size' goes with float "
+                f"(or 0-dim tensor) mean and std, got a tensor of shape {shaped[0]}; leave "
+                "'size' out to sample in the tensors' shape"
+            )
+        mean, std = (x.item() if isinstance(x, Tensor) else x for x in (mean, std))
+        tensors = []
     if tensors:
         dt = np.result_type(*[t._data.dtype for t in tensors])
         if dt.kind not in "fV":
@@ -543,10 +554,6 @@ def normal(
                 f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'"
             )
         shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
-        if size is not None and tuple(_size((size,))) != shape:
-            raise RuntimeError(
-                f"normal: size {list(_size((size,)))} does not match the shape {list(shape)} of mean and std"
-            )
     else:
         if size is None:
             raise TypeError(

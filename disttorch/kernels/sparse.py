@@ -1,14 +1,14 @@
 """Sparse-times-dense kernels over index arrays (no SciPy): the row sums of a sparse product
 as ``np.add.reduceat`` over rows sorted once, in cache-sized blocks, instead of ``np.add.at``,
-and the dot products a sampled product needs, one ``einsum``. Measured in
-``benchmarks/sparse.py``.
+the dot products a sampled product needs, one ``einsum``, and the entries a sparse
+``index_select`` keeps. Measured in ``benchmarks/sparse.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sampled_dot", "spmm"]
+__all__ = ["sampled_dot", "select_entries", "spmm"]
 
 
 _BLOCK_ELEMENTS = 1 << 16  # products per block: the block stays in cache while it is summed
@@ -53,3 +53,16 @@ def sampled_dot(rows: np.ndarray, cols: np.ndarray, a: np.ndarray, b: np.ndarray
             "ij,ij->i", a[rows[s:e]].astype(dt, copy=False), b[cols[s:e]].astype(dt, copy=False)
         )
     return out
+
+
+def select_entries(coord: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries whose ``coord`` is in ``index``, as PyTorch's sparse ``index_select``
+    orders them: ``(position in index, entry)`` pairs by position, then by entry."""
+    order = np.argsort(coord, kind="stable")
+    ranked = coord[order]
+    lo = np.searchsorted(ranked, index, "left")
+    counts = np.searchsorted(ranked, index, "right") - lo
+    before = np.cumsum(counts) - counts
+    position = np.repeat(np.arange(index.size, dtype=np.int64), counts)
+    entry = order[np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(lo - before, counts)]
+    return position, entry

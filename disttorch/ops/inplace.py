@@ -356,14 +356,16 @@ def _from_pairs(t: Tensor) -> Tensor:
 
 
 def _geometry(view: Tensor, base: Tensor) -> tuple | None:
-    """Where ``view`` lies in its base: (shape, strides in elements, element offset), for
-    a C-contiguous base (None otherwise)."""
+    """Where ``view`` lies in its base: (shape, strides in elements, element offset) in the
+    base's C-contiguous (logical) layout; None where the view is not a strided region of it."""
     b, v = base._data, view._data
-    if not b.flags.c_contiguous or v.dtype != b.dtype:
+    if v.dtype != b.dtype:
         return None
     item = b.itemsize
     offset = (v.__array_interface__["data"][0] - b.__array_interface__["data"][0]) // item
     strides = tuple(st // item for st in v.strides)
+    if not b.flags.c_contiguous:
+        return _logical_geometry(b, v.shape, strides, offset)
     if v.size:  # the view must lie inside the base's memory (it may not, after base.data = ...)
         reach = [(n - 1) * st for n, st in zip(v.shape, strides)]
         lo = offset + sum(r for r in reach if r < 0)
@@ -371,6 +373,41 @@ def _geometry(view: Tensor, base: Tensor) -> tuple | None:
         if lo < 0 or hi >= b.size:
             return None
     return v.shape, strides, offset
+
+
+def _logical_geometry(b: np.ndarray, shape: tuple, strides: tuple, offset: int) -> tuple | None:
+    """:func:`_geometry` for a base whose memory is not C-ordered (an einsum's or a permuted
+    matmul's result, as PyTorch's strides): each memory slot is labelled with the logical
+    (C-order) index of the base element there, the view's labels are read at its strides, and
+    they must form a strided grid (None otherwise, and for a base whose elements share memory)."""
+    if b.size == 0 or any(st % b.itemsize for st in b.strides):
+        return None
+    bst = [st // b.itemsize for st in b.strides]
+    lo = sum((n - 1) * st for n, st in zip(b.shape, bst) if st < 0)
+    span = sum((n - 1) * abs(st) for n, st in zip(b.shape, bst)) + 1
+    where = np.full(b.shape, -lo, np.int64)
+    for d, (n, st) in enumerate(zip(b.shape, bst)):
+        where += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (b.ndim - d - 1))
+    labels = np.full(span, -1, np.int64)
+    labels[where.ravel()] = np.arange(b.size)
+    if not np.array_equal(labels[where.ravel()], np.arange(b.size)):
+        return None
+    if 0 in shape:
+        return shape, (0,) * len(shape), 0
+    start = offset - lo
+    reach = [(n - 1) * st for n, st in zip(shape, strides)]
+    if start + sum(r for r in reach if r < 0) < 0 or start + sum(r for r in reach if r > 0) >= span:
+        return None
+    idx = np.lib.stride_tricks.as_strided(labels[start:], shape, tuple(st * 8 for st in strides))
+    first = int(idx.flat[0])
+    steps = tuple(
+        int(idx[(0,) * d + (1,) + (0,) * (len(shape) - d - 1)]) - first if n > 1 else 0
+        for d, n in enumerate(shape)
+    )
+    grid = np.full(shape, first, np.int64)
+    for d, (n, st) in enumerate(zip(shape, steps)):
+        grid += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return (shape, steps, first) if (idx >= 0).all() and np.array_equal(idx, grid) else None
 
 
 def _region(arr: np.ndarray, geom: tuple) -> np.ndarray:
@@ -425,8 +462,13 @@ class WriteRegion(Function):
     @staticmethod
     def forward(ctx, base, values, geom):
         ctx.geom = geom
-        np.copyto(_region(base._data, geom), values._data, casting="unsafe")
-        return base._data
+        arr = base._data
+        if arr.flags.c_contiguous:
+            np.copyto(_region(arr, geom), values._data, casting="unsafe")
+        else:  # the region by logical indices (see _logical_geometry)
+            at = _region(np.arange(arr.size).reshape(arr.shape), geom)
+            arr[np.unravel_index(at, arr.shape)] = np.broadcast_to(values._data, at.shape)
+        return arr
 
     @staticmethod
     def backward(ctx, g):

@@ -145,6 +145,116 @@ class SparseTensor(SparseBase):
         shape[d0], shape[d1] = shape[d1], shape[d0]
         return SparseTensor._build(idx, self._sp_values, tuple(shape), d0 == d1 and self._coalesced)
 
+    def index_select(self, dim: int, index: Tensor) -> SparseTensor:
+        """The slices at ``index`` along ``dim``, as PyTorch's: along a sparse dimension the
+        entries come by position in ``index``, then in their order here; coalesced only with
+        at most one entry; negative entries count from the end. Gradients reach the values."""
+        n, sd = self.dim(), self.sparse_dim()
+        if not -n <= dim < n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+            )
+        d = dim % n
+        idx = index._data if isinstance(index, Tensor) and not index.is_sparse else None
+        if idx is None or idx.ndim != 1 or idx.dtype not in (np.int64, np.int32):
+            raise IndexError("index_select() argument index must be 1-D strided (non-sparse) long-tensor.")
+        size = self._sp_shape[d]
+        if idx.size and (idx.min() < -size or idx.max() >= size):
+            bad = idx[(idx < -size) | (idx >= size)][0]
+            raise IndexError(
+                f"index_select(): index contains {bad} that is out of range for tensor of size "
+                f"{list(self._sp_shape)} at dimension {d}"
+            )
+        idx = np.where(idx < 0, idx + size, idx).astype(np.int64, copy=False)
+        shape = self._sp_shape[:d] + (idx.size,) + self._sp_shape[d + 1 :]
+        if d >= sd:  # a dense dimension: the values' own selection
+            values = self._sp_values.index_select(d - sd + 1, Tensor._make(idx))
+            return SparseTensor._build(self._sp_indices, values, shape, self._nnz() <= 1)
+        position, entry = _kernels.select_entries(self._sp_indices[d], idx)
+        indices = self._sp_indices[:, entry]
+        indices[d] = position
+        return self._entries(entry, indices, shape)
+
+    def _entries(self, keep: np.ndarray, indices: np.ndarray, shape: tuple) -> SparseTensor:
+        """The entries ``keep`` (positions) with ``indices`` and ``shape``, values alongside."""
+        values = self._sp_values.index_select(0, Tensor._make(keep.astype(np.int64, copy=False)))
+        return SparseTensor._build(indices, values, shape, keep.size <= 1)
+
+    def select(self, dim: int, index: int) -> SparseTensor:
+        """The slice at ``index`` along ``dim`` (one dimension fewer)."""
+        n, sd = self.dim(), self.sparse_dim()
+        d = _wrapped(dim, n)
+        size = self._sp_shape[d]
+        if not -size <= index < size:
+            raise IndexError(
+                f"select(): index {index} out of range for tensor of size {list(self._sp_shape)} "
+                f"at dimension {d}"
+            )
+        index %= size
+        shape = self._sp_shape[:d] + self._sp_shape[d + 1 :]
+        if d >= sd:
+            values = self._sp_values.select(d - sd + 1, index)
+            return SparseTensor._build(self._sp_indices, values, shape, self._nnz() <= 1)
+        keep = np.flatnonzero(self._sp_indices[d] == index)
+        return self._entries(keep, np.delete(self._sp_indices[:, keep], d, axis=0), shape)
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> SparseTensor:
+        """The entries with ``start <= index < start + length`` along ``dim``, shifted to 0."""
+        n, sd = self.dim(), self.sparse_dim()
+        d = _wrapped(dim, n)
+        size = self._sp_shape[d]
+        start = start + size if start < 0 else start
+        if start < 0 or length < 0 or start + length > size:
+            raise RuntimeError(
+                f"Invalid range to narrow. range(start, start+length) must be a subset of range(0, {size})."
+            )
+        shape = self._sp_shape[:d] + (length,) + self._sp_shape[d + 1 :]
+        if d >= sd:
+            values = self._sp_values.narrow(d - sd + 1, start, length).clone()
+            return SparseTensor._build(self._sp_indices, values, shape, self._coalesced)
+        coord = self._sp_indices[d]
+        keep = np.flatnonzero((coord >= start) & (coord < start + length))
+        indices = self._sp_indices[:, keep]
+        indices[d] -= start
+        out = self._entries(keep, indices, shape)
+        out._coalesced = self._coalesced
+        return out
+
+    def unsqueeze(self, dim: int) -> SparseTensor:
+        """A size-1 dimension at ``dim``: a sparse one (index 0) up to ``sparse_dim()``, else dense."""
+        n, sd = self.dim(), self.sparse_dim()
+        d = _wrapped(dim, n + 1)
+        shape = self._sp_shape[:d] + (1,) + self._sp_shape[d:]
+        if d > sd:
+            values = self._sp_values.unsqueeze(d - sd + 1)
+            return SparseTensor._build(self._sp_indices, values, shape, self._nnz() <= 1)
+        indices = np.insert(self._sp_indices, d, 0, axis=0)
+        return SparseTensor._build(indices, self._sp_values, shape, self._nnz() <= 1)
+
+    def permute(self, *dims: Any) -> SparseTensor:
+        """Sparse dimensions reordered among themselves (dense ones stay in place)."""
+        dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
+        n, sd = self.dim(), self.sparse_dim()
+        if len(dims) != n:
+            raise RuntimeError(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                "length of the desired ordering of dimensions i.e. input.dim() = "
+                f"{n} is not equal to len(dims) = {len(dims)}"
+            )
+        dims = tuple(_wrapped(x, n) for x in dims)
+        if len(set(dims)) != n:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        if any(dims[i] != i for i in range(sd, n)):
+            raise RuntimeError(
+                "permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+                "allowed.Only transpositions within sparse and dense dimensions are supported."
+            )
+        shape = tuple(self._sp_shape[x] for x in dims)
+        same = dims[:sd] == tuple(range(sd))
+        return SparseTensor._build(
+            self._sp_indices[list(dims[:sd])], self._sp_values, shape, same and self._coalesced
+        )
+
     def t(self) -> SparseTensor:
         if self.dim() > 2:
             raise RuntimeError(
@@ -189,6 +299,14 @@ class SparseTensor(SparseBase):
 
     def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
         return _sparse_sum(self, dim, dtype)
+
+
+def _wrapped(dim: int, n: int) -> int:
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
 
 
 def _cat_values(a: Tensor, b: Tensor) -> Tensor:

@@ -22,6 +22,7 @@ class SparseBase(Tensor):
 
     _sp_values: Tensor
     _sp_shape: tuple
+    _functions_call_methods = True  # torch.neg(s), torch.transpose(s, ...): the class's methods
 
     @classmethod
     def _blank(cls) -> SparseBase:

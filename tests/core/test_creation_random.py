@@ -255,6 +255,29 @@ def test_normal_overloads():
         torch.normal(0.0, -1.0, (2,))
 
 
+def test_normal_with_size_reads_zero_dim_tensors_as_numbers():
+    a = torch.normal(0, torch.tensor(2.0), size=(3, 2), generator=torch.Generator().manual_seed(0))
+    b = torch.normal(0.0, 2.0, (3, 2), generator=torch.Generator().manual_seed(0))
+    assert a.dtype == torch.float32 and a.tolist() == b.tolist()
+    c = torch.normal(torch.tensor(1.0), torch.tensor(2.0, dtype=torch.float64), (3,), dtype=torch.float64)
+    assert c.dtype == torch.float64 and c.shape == (3,)
+    for mean, std in ((torch.zeros(3, 2), 1.0), (0.0, torch.ones(1))):
+        with pytest.raises(TypeError, match="'size' goes with float"):
+            torch.normal(mean, std, size=(3, 2))
+
+
+@pytest.mark.parity
+def test_normal_with_size_and_zero_dim_std_parity():
+    real = pytest.importorskip("torch")
+    if real is torch:
+        pytest.skip("PyTorch is not installed")
+    got = torch.normal(0, torch.tensor(2.0), size=(2, 3), generator=torch.Generator().manual_seed(3))
+    want = real.normal(0, real.tensor(2.0), size=(2, 3), generator=real.Generator().manual_seed(3))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    with pytest.raises(TypeError):
+        real.normal(real.zeros(3, 2), 1.0, size=(3, 2))
+
+
 def test_bernoulli():
     torch.manual_seed(0)
     p = torch.tensor([0.0, 1.0, 0.5]).repeat(1000, 1)

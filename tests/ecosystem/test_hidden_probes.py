@@ -8,7 +8,10 @@ its ``to_hetero`` tracer, PyG's Index/EdgeIndex through the ATen operators their
 fingerprints of ``map`` functions over torch objects, bfloat16 training in Lightning and Fabric
 and bfloat16 transformers models: dropout, layer norm, flash attention, SGD and AdamW on 16-bit tensors,
 accelerate's ``notebook_launcher`` (its ``torch.numa.binding`` import), Lightning's manual optimisation
-under DDP (``torch._C._distributed_c10d.Reducer``)); others keep
+under DDP (``torch._C._distributed_c10d.Reducer``), accelerate's ``clip_grad_value_`` with no
+gradient (PyTorch raises), Opacus's adaptive clipping (``torch.normal`` with a 0-dim tensor std and
+``size``), transformers' Longformer global attention (an in-place write through a view of an
+einsum's permuted result), PyG's ASAPooling (``index_select`` of a sparse COO matrix)); others keep
 working usages working (Lightning's Tuner; Lightning's callbacks, loggers and loop limits;
 transformers' generate variants; accelerate's meta-device loading and offloading; Opacus's
 grad-sample modes, DP recurrent layers and accountants; PyG's attention convolutions, autoencoders and explainer;

@@ -141,3 +141,81 @@ def test_copy_pickle_and_dense_queries():
     assert d.sparse_dim() == 0 and d.dense_dim() == 2 and not d.is_sparse
     with pytest.raises(RuntimeError, match="sparse coordinate tensor layout"):
         d.indices()
+
+
+def test_index_select_of_sparse_dims_dense_dims_and_gradients():
+    s = _sp()  # uncoalesced: (0, 2) twice
+    r = s.index_select(1, dt.tensor([2, 0, 2]))
+    assert r.layout is dt.sparse_coo and r.shape == (2, 3) and not r.is_coalesced()
+    assert r._indices().tolist() == [[0, 1, 0, 1, 0, 1, 0], [0, 0, 0, 1, 2, 2, 2]]  # by position, then entry
+    assert r._values().tolist() == [3.0, 5.0, 1.0, 4.0, 3.0, 5.0, 1.0]
+    np.testing.assert_array_equal(
+        dt.index_select(s, 0, dt.tensor([-1])).to_dense().numpy(), s.to_dense().numpy()[[1]]
+    )
+    hybrid = dt.sparse_coo_tensor(IDX, dt.arange(8.0).reshape(4, 2), (2, 3, 2))
+    assert hybrid.index_select(2, dt.tensor([1]))._values().tolist() == [[1.0], [3.0], [5.0], [7.0]]
+    with pytest.raises(IndexError, match="index contains 3 that is out of range"):
+        s.index_select(1, dt.tensor([3]))
+    with pytest.raises(IndexError, match="must be 1-D strided"):
+        s.index_select(0, dt.tensor([[0]]))
+    select = lambda v: dt.sparse_coo_tensor(IDX, v, (2, 3)).index_select(1, dt.tensor([2, 2, 1]))  # noqa: E731
+    assert gradcheck(lambda v: select(v).to_dense(), (dt.rand(4, dtype=dt.float64, requires_grad=True),))
+
+
+@pytest.mark.parity
+def test_index_select_parity_with_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    idx, val = rng.integers(0, 5, size=(2, 9)), rng.standard_normal((9, 2))
+    ts = torch.sparse_coo_tensor(torch.from_numpy(idx), torch.from_numpy(val), (5, 5, 2))
+    ds = dt.sparse_coo_tensor(idx, dt.tensor(val), (5, 5, 2))
+    for dim, at in ((0, [4, 0, 4, 2]), (1, [1, -2]), (2, [1, 0])):
+        want = ts.index_select(dim, torch.tensor(at))
+        got = ds.index_select(dim, dt.tensor(at))
+        np.testing.assert_array_equal(got._indices().numpy(), want._indices().numpy())
+        np.testing.assert_array_equal(got._values().numpy(), want._values().numpy())
+        assert got.is_coalesced() == want.is_coalesced() and tuple(got.shape) == tuple(want.shape)
+
+
+def test_top_level_functions_take_the_sparse_methods():
+    s = _sp()
+    dense = s.to_dense().numpy()
+    assert dt.transpose(s, 0, 1).layout is dt.sparse_coo and dt.t(s).shape == (3, 2)
+    np.testing.assert_array_equal(dt.t(s).to_dense().numpy(), dense.T)
+    np.testing.assert_array_equal(dt.neg(s).to_dense().numpy(), -dense)
+    np.testing.assert_array_equal(dt.abs(dt.neg(s)).to_dense().numpy(), dense)
+    np.testing.assert_array_equal(dt.clone(s).to_dense().numpy(), dense)
+    np.testing.assert_array_equal(dt.index_select(s, 1, dt.tensor([2])).to_dense().numpy(), dense[:, [2]])
+
+
+@pytest.mark.parity
+def test_select_narrow_unsqueeze_permute_parity_with_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    idx, val = rng.integers(0, 4, size=(2, 7)), rng.standard_normal((7, 2))
+    ts = torch.sparse_coo_tensor(torch.from_numpy(idx), torch.from_numpy(val), (4, 4, 2))
+    ds = dt.sparse_coo_tensor(idx, dt.tensor(val), (4, 4, 2))
+    calls = [
+        ("select", (0, 1)), ("select", (1, -1)), ("select", (2, 0)), ("narrow_copy", (1, 1, 2)),
+        ("narrow_copy", (2, 0, 1)), ("unsqueeze", (0,)), ("unsqueeze", (2,)), ("unsqueeze", (-1,)),
+        ("permute", (1, 0, 2)),
+    ]  # fmt: skip
+    for name, args in calls:
+        for d, t in ((ds, ts), (ds.coalesce(), ts.coalesce())):
+            got, want = getattr(d, name)(*args), getattr(t, name)(*args)
+            np.testing.assert_array_equal(got._indices().numpy(), want._indices().numpy())
+            np.testing.assert_array_equal(got._values().numpy(), want._values().numpy())
+            assert tuple(got.shape) == tuple(want.shape) and got.is_coalesced() == want.is_coalesced(), name
+    with pytest.raises(RuntimeError, match="transpositions between sparse and dense"):
+        ds.permute(0, 2, 1)
+    with pytest.raises(IndexError, match="select\\(\\): index 4 out of range"):
+        ds.select(0, 4)
+
+
+def test_select_narrow_unsqueeze_permute_gradients():
+    def f(v):
+        s = dt.sparse_coo_tensor([[0, 1, 1, 2], [2, 0, 2, 1]], v, (3, 3, 2))
+        parts = (s.select(0, 1), s.narrow_copy(1, 1, 2), s.unsqueeze(1), s.permute(1, 0, 2), s.select(2, 1))
+        return tuple(p.to_dense() for p in parts)
+
+    assert gradcheck(f, (dt.rand(4, 2, dtype=dt.float64, requires_grad=True),))

@@ -97,3 +97,22 @@ def test_clip_grad_norm_parity(torch):
         np.testing.assert_allclose(dn.item(), tn.item(), rtol=1e-12)
         for dp, tp in zip(dps, tps):
             np.testing.assert_allclose(dp.grad.numpy(), tp.grad.numpy(), rtol=1e-12)
+
+
+def test_clip_grad_value_without_gradients_raises_and_skips_missing_ones():
+    model = nn.Linear(2, 2)
+    for params in (model.parameters(), [], model.weight):
+        with pytest.raises(RuntimeError, match="no parameter with a gradient"):
+            clip_grad_value_(params, 0.1)
+    model.weight.grad = dt.full((2, 2), 3.0)
+    clip_grad_value_(model.parameters(), 0.1)  # bias has no gradient: left alone
+    np.testing.assert_allclose(model.weight.grad.numpy(), 0.1)
+    assert model.bias.grad is None
+
+
+@pytest.mark.parity
+def test_clip_grad_value_without_gradients_parity(torch):
+    with pytest.raises(RuntimeError, match="nested_tensorlist"):
+        torch.nn.utils.clip_grad_value_(torch.nn.Linear(2, 2).parameters(), 0.1)
+    with pytest.raises(RuntimeError, match="nested_tensorlist"):
+        clip_grad_value_(nn.Linear(2, 2).parameters(), 0.1)

@@ -454,6 +454,28 @@ def test_in_place_on_view_whose_base_memory_was_replaced_is_refused():
         v.mul_(x[0])
 
 
+def test_in_place_on_view_of_a_base_not_in_c_order():
+    """An einsum's result has PyTorch's permuted strides: writing through a transposed view
+    of it (transformers' Longformer global attention) lands in the right elements, and the
+    gradients are those of the written values."""
+
+    def f(q, k):
+        a = dt.einsum("blhd,bshd->blhs", q, k)
+        b = a.transpose(1, 3)
+        b[dt.tensor([0, 1]), dt.tensor([1, 0]), :, :] = -5.0
+        b[:, :, 1:3, ::2] *= 2
+        return b.transpose(1, 3) * 1.5
+
+    q, k = dbl(2, 5, 3, 2), dbl(2, 2, 3, 2, seed=1)
+    a = dt.einsum("blhd,bshd->blhs", q, k)
+    assert not a._data.flags.c_contiguous  # the case under test
+    want = a.detach().numpy().copy()
+    want.transpose(0, 3, 2, 1)[[0, 1], [1, 0]] = -5.0
+    want.transpose(0, 3, 2, 1)[:, :, 1:3, ::2] *= 2
+    np.testing.assert_allclose(f(q, k).detach().numpy(), want * 1.5)
+    assert gradcheck(f, (q, k))
+
+
 def test_views_made_before_an_in_place_change_re_derive_their_graph():
     x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     y = x * 2

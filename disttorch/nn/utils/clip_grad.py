@@ -109,9 +109,16 @@ def clip_grad_value_(
 ) -> None:
     """Clamp every gradient entry of ``parameters`` to ``[-clip_value, clip_value]``. A
     ``Partial`` DTensor gradient (a sequence-parallel norm weight's) is refused, as
-    PyTorch's in-place clamp refuses it, before any gradient changes."""
+    PyTorch's in-place clamp refuses it, before any gradient changes. No gradient at all (every
+    ``.grad`` None, or no parameters) is a RuntimeError, as PyTorch's grouping of the gradients
+    raises it."""
     clip_value = float(clip_value)
     grads = _grads(parameters)
+    if not grads:
+        raise RuntimeError(
+            "Expected !nested_tensorlist[0].empty() to be true, but got false. "
+            "(clip_grad_value_ was given no parameter with a gradient: call it after backward())"
+        )
     for g in grads:
         layout = g._partial_placements() if hasattr(g, "_partial_placements") else None
         if layout is not None:
