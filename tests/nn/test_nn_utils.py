@@ -97,3 +97,20 @@ def test_clip_grad_norm_parity(torch):
         np.testing.assert_allclose(dn.item(), tn.item(), rtol=1e-12)
         for dp, tp in zip(dps, tps):
             np.testing.assert_allclose(dp.grad.numpy(), tp.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parity
+def test_clip_grad_norm_total_bits_as_pytorch(torch):
+    # each gradient's norm and the norm of those in PyTorch's vectorised order and dtype
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s).astype(np.float32) * 0.01 for s in [(512, 300), (300,), (7,)]]
+    ours, theirs = [], []
+    for g in grads:
+        ours.append(nn.Parameter(dt.zeros(g.shape)))
+        ours[-1].grad = dt.tensor(g)
+        theirs.append(torch.nn.Parameter(torch.zeros(g.shape)))
+        theirs[-1].grad = torch.tensor(g)
+    got, want = clip_grad_norm_(ours, 0.5), torch.nn.utils.clip_grad_norm_(theirs, 0.5)
+    assert got.item() == want.item()
+    for p, q in zip(ours, theirs):
+        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
