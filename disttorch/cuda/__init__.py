@@ -93,7 +93,10 @@ def is_available() -> bool:
 
 def is_initialized() -> bool:
     """False: CUDA is never initialised."""
-    return False
+    return _initialized
+
+
+_initialized = False  # PyTorch's module flag, which libraries read directly (reversible layers)
 
 
 def device_count() -> int:

@@ -9,7 +9,9 @@ rank of the default group calls :func:`new_group` for every subgroup, member or 
 from __future__ import annotations
 
 import atexit
+import io
 import os
+import sys
 import time
 import warnings
 from datetime import timedelta
@@ -298,6 +300,27 @@ def init_process_group(
         _release_store()
         raise
     atexit.register(_destroy_at_exit)
+    _prefix_uncaught_errors(rank)
+
+
+def _prefix_uncaught_errors(rank: int) -> None:
+    """As PyTorch once a default group exists: the report of an uncaught exception has every
+    line prefixed with ``[rank<r>]: `` (each init wraps the hook again, as PyTorch's does).
+    Not under disttorch's launcher, which prefixes every line of a rank's output already."""
+    if os.environ.get("DISTTORCH_AGENT_PID"):
+        return
+    previous, prefix = sys.excepthook, f"[rank{rank}]: "
+
+    def report(*exc_info: Any) -> None:
+        stderr, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            previous(*exc_info)
+        finally:
+            text, sys.stderr = sys.stderr.getvalue(), stderr
+        sys.stderr.write("\n".join(prefix + line if line else "" for line in text.split("\n")))
+        sys.stderr.flush()
+
+    sys.excepthook = report
 
 
 def _check_device_id(device_id: Any) -> None:

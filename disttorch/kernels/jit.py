@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,8 @@ def compiled(build: Callable[[], Any]) -> Any:
         return None
     if build not in _built:
         try:
+            if not _built:
+                _load_numba_target()
             _built[build] = build()
         except ImportError:  # numba missing, or too old/new for this NumPy
             _built[build] = None
@@ -38,6 +41,31 @@ def compiled(build: Callable[[], Any]) -> Any:
             logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
             _built[build] = None
     return _built[build]
+
+
+def _load_numba_target() -> None:
+    """Load numba's CPU target now, keeping Python's record of the warnings it has shown.
+
+    The first compile or cache load does this loading, which imports ``numba.np.linalg`` and
+    through it SciPy, whose import changes the warning filters and puts them back
+    (``catch_warnings``). Python forgets at every such change which warnings each line has
+    shown, so a warning of the program's loop (a deprecation, a DataLoader's) that PyTorch
+    prints once came back once after the first kernel. Changes that leave the filters as
+    they were are not counted here; a lasting change still is."""
+    from numba.core.registry import cpu_target
+
+    mutated = getattr(warnings, "_filters_mutated", None)  # CPython's hook (3.8-3.13)
+    if mutated is None:
+        cpu_target.target_context.refresh()
+        return
+    before = list(warnings.filters)
+    warnings._filters_mutated = lambda: None
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        warnings._filters_mutated = mutated
+        if warnings.filters != before:
+            mutated()
 
 
 def njit(contract: bool = True, numpy_division: bool = False) -> Callable:

@@ -9,15 +9,66 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .jit import compiled
 from .threads import parallel_for, parallel_over, parts_for
 
-__all__ = ["add_reduce", "column_sum", "reduce_along", "scan_along", "ufunc_reduce"]
+__all__ = ["add_reduce", "column_sum", "lane_norms", "reduce_along", "scan_along", "ufunc_reduce"]
 
 
 def column_sum(a: np.ndarray) -> np.ndarray:
     """Sum over the rows of ``a`` ``(R, D)``: a vector-matrix product (BLAS, one read of
     ``a``), several times faster than ``a.sum(0)``, whose NumPy loop strides across rows."""
     return np.ones(a.shape[0], dtype=a.dtype) @ a
+
+
+def lane_norms(rows: np.ndarray) -> np.ndarray:
+    """The 2-norm of each row of the float32/float64 ``rows`` ``(R, D)``, rounding as PyTorch's
+    vectorised norm kernel (its path for a reduction over contiguous last dims): the squares
+    of the first ``D - D % L`` entries summed into ``L`` lanes (a 32-byte vector: 8 float32,
+    4 float64), entry ``i`` into lane ``i % L`` in order; the lanes added in order; then the
+    squares of the last ``D % L`` entries, one by one; every step in the rows' dtype. Over
+    millions of float32 entries this is several units in the fourth digit away from the
+    exact norm, where a pairwise sum is not: the printed gradient norms differed. Compiled
+    (one pass, no copy) when numba is there."""
+    lanes = 32 // rows.dtype.itemsize
+    loop = compiled(_load_lane_sums)
+    if loop is not None and rows.flags.c_contiguous:
+        total = np.empty(rows.shape[0], rows.dtype)
+        loop(rows, lanes, total)
+        return np.sqrt(total)
+    body = rows.shape[1] - rows.shape[1] % lanes
+    head = rows[:, :body]
+    # a reduction over the middle axis adds each lane's entries strictly in order
+    acc = np.add.reduce(np.multiply(head, head).reshape(rows.shape[0], body // lanes, lanes), axis=1)
+    total = acc[:, 0].copy()
+    for j in range(1, lanes):
+        total += acc[:, j]
+    for j in range(body, rows.shape[1]):
+        total += rows[:, j] * rows[:, j]
+    return np.sqrt(total)
+
+
+def _load_lane_sums() -> Callable:
+    from .jit import njit
+
+    @njit(contract=False)
+    def lane_sums(rows, lanes, out):  # pragma: no cover - compiled
+        n = rows.shape[1]
+        body = n - n % lanes
+        acc = np.zeros(lanes, rows.dtype)
+        for r in range(rows.shape[0]):
+            acc[:] = 0
+            for i in range(0, body, lanes):
+                for j in range(lanes):
+                    acc[j] += rows[r, i + j] * rows[r, i + j]
+            total = acc[0]
+            for j in range(1, lanes):
+                total += acc[j]
+            for i in range(body, n):
+                total += rows[r, i] * rows[r, i]
+            out[r] = total
+
+    return lane_sums
 
 
 # ---------------------------------------------------------------------- split over threads

@@ -49,7 +49,7 @@ from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
 from .linalg_low_precision import refuse_low_precision
 from .opmath import is_low
-from .reduction import check_no_identity, check_norm_dtype
+from .reduction import check_no_identity, check_norm_dtype, in_lanes, norm2_in_lanes
 from .shape import cat, sum_to
 
 __all__ = [
@@ -585,6 +585,7 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
             f"input. Got {scalar_type_name(x._data.dtype)}"
         )
+    own_dtype = x._data.dtype
     if dtype is not None:
         check_norm_dtype(x, dtype)
         x = x.to(dtype)
@@ -609,7 +610,7 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
     if ord == 1:
         return a.sum(red, keepdim=keepdim)
     if ord == 2:
-        return _Norm2.apply(x, red, keepdim)
+        return _Norm2.apply(x, red, keepdim, in_lanes(x._data, red, own_dtype))
     return (a**ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
 
 
@@ -620,11 +621,14 @@ class _Norm2(Function):
     _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
 
     @staticmethod
-    def forward(ctx, x, red, keepdim):
+    def forward(ctx, x, red, keepdim, lanes):
         xd = x._data
-        out = np.sqrt(np.sum(xd * xd, axis=red, keepdims=True))
+        if lanes:
+            out = norm2_in_lanes(xd, red)
+        else:
+            out = np.sqrt(np.sum(xd * xd, axis=red, keepdims=True))
         ctx.save_for_backward(x)
-        ctx.out, ctx.red = out, red
+        ctx.out, ctx.red, ctx.lanes = out, red, lanes
         return out if keepdim else np.squeeze(out, axis=red)
 
     @staticmethod
@@ -633,12 +637,12 @@ class _Norm2(Function):
         out = ctx.out
         if is_grad_enabled():  # create_graph: the gradient as tensor ops, differentiable again
             nonzero = Tensor._make((out != 0).astype(x._data.dtype))
-            norm = _Norm2.apply(x, ctx.red, True) + (1 - nonzero)
-            return x * (g.reshape(out.shape) / norm * nonzero), None, None
+            norm = _Norm2.apply(x, ctx.red, True, ctx.lanes) + (1 - nonzero)
+            return x * (g.reshape(out.shape) / norm * nonzero), None, None, None
         gd = g._data.reshape(out.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(out == 0, 0, gd / out)
-        return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None
+        return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None, None
 
 
 def _amax_or_zero(s: Tensor, dim: int, keepdim: bool) -> Tensor:

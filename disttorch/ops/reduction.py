@@ -23,7 +23,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import ABSENT
-from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
+from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .dtype_rules import kernel_error
@@ -781,7 +781,7 @@ class Norm(Function):
     _node_name = "LinalgVectorNormBackward0"
 
     @staticmethod
-    def forward(ctx, a, dims, keepdim, p):
+    def forward(ctx, a, dims, keepdim, p, lanes=False):
         x = a._data
         if x.dtype.kind not in "fV":
             raise RuntimeError(
@@ -789,7 +789,9 @@ class Norm(Function):
                 f"as input. Got {_type_name(a)}"
             )
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            if p == 2:
+            if p == 2 and lanes:
+                out = norm2_in_lanes(x, dims)
+            elif p == 2:
                 out = np.sqrt(ufunc_reduce(np.add, _split(np.multiply, x, x), dims, keepdims=True))
             elif p == 1:
                 out = ufunc_reduce(np.add, _split(np.abs, x), dims, keepdims=True)
@@ -806,7 +808,7 @@ class Norm(Function):
         out = _shaped(np.asarray(out, dtype=x.dtype), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
-            ctx.out, ctx.dims, ctx.keepdim, ctx.p = out, dims, keepdim, p
+            ctx.out, ctx.dims, ctx.keepdim, ctx.p, ctx.lanes = out, dims, keepdim, p, lanes
         return out
 
     @staticmethod
@@ -818,7 +820,7 @@ class Norm(Function):
         if low is not None:
             a = a.to(g.dtype)
         x, p = a._data, ctx.p
-        none = (None, None, None)
+        none = (None, None, None, None)
         if p == 0:
             weight = np.zeros_like(x)
         elif p == 1:
@@ -832,7 +834,7 @@ class Norm(Function):
             return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
         gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
         if recording():
-            nrm = raw = Norm.apply(a, ctx.dims, True, p)
+            nrm = raw = Norm.apply(a, ctx.dims, True, p, ctx.lanes)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
             kept = _kept_out(ctx, x.shape)
             kept = kept if low is None else kept.astype(low)
@@ -873,6 +875,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     matrices over the two ``dim`` (all of a 2-D input's by default)."""
     if p == "fro" or p is None:
         p = 2
+    own_dtype = input._data.dtype
     if dtype is not None:
         check_norm_dtype(input, dtype)
         input = cast(input, dtype)
@@ -885,7 +888,24 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     if p < 0 or p == math.inf:
         check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
     dims = _dims(dim, input._data.ndim)
-    return Norm.apply(input, dims, keepdim, float(p))
+    return Norm.apply(input, dims, keepdim, float(p), p == 2 and in_lanes(input._data, dims, own_dtype))
+
+
+def in_lanes(x: np.ndarray, dims: tuple, own_dtype: np.dtype) -> bool:
+    """Whether PyTorch's 2-norm of ``x`` over ``dims`` takes its vectorised kernel
+    (:func:`norm2_in_lanes`): float32/float64 in and out (``own_dtype``: the input's before
+    a ``dtype=`` cast), reduced over the contiguous last dims."""
+    dims = tuple(builtins.range(x.ndim)) if dims is None else dims
+    trailing = sorted(d % x.ndim for d in dims) == list(builtins.range(x.ndim - len(dims), x.ndim))
+    return x.dtype == own_dtype and x.dtype in (np.float32, np.float64) and x.flags.c_contiguous and trailing
+
+
+def norm2_in_lanes(x: np.ndarray, dims: tuple) -> np.ndarray:
+    """The 2-norm over the last dims ``dims`` (None: all; kept as size 1) in PyTorch's vectorised order
+    (``kernels.reductions.lane_norms``)."""
+    lead = x.shape[: x.ndim - (x.ndim if dims is None else len(dims))]
+    out = lane_norms(x.reshape(math.prod(lead), math.prod(x.shape[len(lead) :])))
+    return out.reshape(lead + (1,) * (x.ndim - len(lead)))
 
 
 def check_norm_dtype(x: Tensor, dtype: Any) -> None:

@@ -22,8 +22,9 @@ that reaches the checkpoint raises.
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager as ContextManager
 from typing import Any
 
@@ -38,10 +39,14 @@ from ..autograd import grad_mode
 __all__ = [
     "CheckpointError",
     "CheckpointFunction",
+    "DefaultDeviceType",
+    "check_backward_validity",
     "checkpoint",
     "checkpoint_sequential",
     "detach_variable",
+    "get_device_states",
     "noop_context_fn",
+    "set_device_states",
 ]
 
 # What a node keeps through checkpointing: the graph structure and hooks, and a
@@ -91,6 +96,53 @@ def detach_variable(inputs: tuple) -> tuple:
             x = d
         out.append(x)
     return tuple(out)
+
+
+_NO_GRAD_INPUTS = "None of the inputs have requires_grad=True. Gradients will be None"
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn that gradients will be None when no tensor in ``inputs`` requires grad."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn(_NO_GRAD_INPUTS, stacklevel=2)
+
+
+class DefaultDeviceType:
+    """The device type whose RNG states a recomputation restores when no argument is on an
+    accelerator: ``'cpu'`` in this build (it has none) until :meth:`set_device_type`."""
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        """Set the default device type for checkpointing."""
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The default device type for checkpointing."""
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Tensor]]:
+    """``(device ids, RNG states)`` of the accelerators holding tensors in ``args``, for a
+    recomputation to restore: every tensor of this build is on the CPU, so ``([], [])``."""
+    return [], []
+
+
+def set_device_states(devices: list, states: list, *, device_type: str | None = None) -> None:
+    """Restore the RNG ``states`` of accelerator ``devices`` (as :func:`get_device_states`
+    gave them) through ``torch.<device_type>``: nothing to do for empty lists; a device of
+    a type this build lacks raises as PyTorch's CPU build does."""
+    device_type = device_type or DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    module = getattr(sys.modules[__name__.split(".")[0]], device_type)
+    for device, state in zip(devices, states):
+        with module.device(device):
+            module.set_rng_state(state)
 
 
 def _flatten_tensors(value: Any) -> list:
@@ -292,7 +344,7 @@ def checkpoint(
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         if not any(t.requires_grad for t in _flatten_tensors(args)):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+            warnings.warn(_NO_GRAD_INPUTS, stacklevel=2)
         return CheckpointFunction.apply(function, preserve, *args)
     forward_ctx, recompute_ctx = context_fn()
     autocast_state = _autocast_state()

@@ -182,3 +182,25 @@ def test_checkpoint_without_use_reentrant_warns_pytorchs_text(torch):
         return [str(w.message) for w in caught if "use_reentrant" in str(w.message)]
 
     assert texts(dt) == texts(torch) and len(texts(dt)) == 2
+
+
+def test_loading_numba_keeps_the_record_of_shown_warnings(monkeypatch):
+    # numba's first compile imports SciPy, which sets a warning filter and puts it back: a
+    # warning the program has shown at a line (a loop's deprecation) is not shown again
+    # after the first kernel, as under PyTorch; a lasting change of the filters still counts
+    registry = pytest.importorskip("numba.core.registry")
+    from disttorch.kernels.jit import _load_numba_target
+
+    def scipy_import():
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "unrelated")
+
+    context, seen = registry.cpu_target.target_context, {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for refresh, shown in ((scipy_import, 1), (lambda: warnings.filterwarnings("ignore", "x"), 2)):
+            monkeypatch.setattr(context, "refresh", refresh)
+            warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
+            _load_numba_target()
+            warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
+            assert len(caught) == shown

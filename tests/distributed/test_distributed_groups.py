@@ -211,3 +211,26 @@ def receives_of_waiting_messages(rank: int, ws: int) -> list[int]:
 def test_a_receive_that_completes_at_once_still_reports_its_sender():
     senders, _ = run_ranks(receives_of_waiting_messages, 2, timeout=50)
     assert senders == [1] * 20
+
+
+@pytest.mark.parametrize("launched", [False, True])
+def test_uncaught_errors_are_reported_with_the_rank_prefix(monkeypatch, capsys, launched):
+    # as PyTorch once a default group exists; disttorch's launcher prefixes every line itself
+    import sys
+
+    import disttorch.distributed as dist
+    from disttorch.distributed.store import HashStore
+
+    if launched:
+        monkeypatch.setenv("DISTTORCH_AGENT_PID", "1")
+    else:
+        monkeypatch.delenv("DISTTORCH_AGENT_PID", raising=False)
+    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
+    dist.init_process_group(store=HashStore(), rank=0, world_size=1)
+    try:
+        error = ValueError("boom")
+        sys.excepthook(ValueError, error, None)
+    finally:
+        dist.destroy_process_group()
+    prefix = "" if launched else "[rank0]: "
+    assert capsys.readouterr().err == prefix + "ValueError: boom\n"

@@ -116,3 +116,20 @@ def test_clip_grad_value_without_gradients_parity(torch):
         torch.nn.utils.clip_grad_value_(torch.nn.Linear(2, 2).parameters(), 0.1)
     with pytest.raises(RuntimeError, match="nested_tensorlist"):
         clip_grad_value_(nn.Linear(2, 2).parameters(), 0.1)
+
+
+@pytest.mark.parity
+def test_clip_grad_norm_total_bits_as_pytorch(torch):
+    # each gradient's norm and the norm of those in PyTorch's vectorised order and dtype
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s).astype(np.float32) * 0.01 for s in [(512, 300), (300,), (7,)]]
+    ours, theirs = [], []
+    for g in grads:
+        ours.append(nn.Parameter(dt.zeros(g.shape)))
+        ours[-1].grad = dt.tensor(g)
+        theirs.append(torch.nn.Parameter(torch.zeros(g.shape)))
+        theirs[-1].grad = torch.tensor(g)
+    got, want = clip_grad_norm_(ours, 0.5), torch.nn.utils.clip_grad_norm_(theirs, 0.5)
+    assert got.item() == want.item()
+    for p, q in zip(ours, theirs):
+        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())

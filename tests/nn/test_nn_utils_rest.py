@@ -6,6 +6,7 @@ copied state (outputs, gradients, state-dict layout)."""
 from __future__ import annotations
 
 import copy
+import linecache
 import pickle
 import warnings
 
@@ -67,6 +68,17 @@ def test_weight_norm_hook_parity_and_removal():
     assert sorted(ours.state_dict()) == ["bias", "weight"]
     with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
         nn.utils.remove_weight_norm(ours)
+
+
+def test_weight_norm_deprecation_names_the_apply_call():
+    # as PyTorch's deprecated WeightNorm.apply: the warning points at the line that called
+    # apply (weight_norm's own), whose text the default filter prints under the message
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nn.utils.weight_norm(nn.Linear(2, 2))
+    (w,) = caught
+    assert w.category is FutureWarning and w.filename.endswith("weight_norm.py")
+    assert linecache.getline(w.filename, w.lineno).strip() == "WeightNorm.apply(module, name, dim)"
 
 
 @pytest.mark.parity

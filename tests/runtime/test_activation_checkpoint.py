@@ -234,3 +234,30 @@ def test_reentrant_checkpoint_is_one_node_as_pytorchs():
     assert ours[1] == theirs[1] == [False, True]  # forward without recording, backward recomputes
     for a, b in zip(ours[2], theirs[2]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_device_state_helpers_for_hand_written_recomputation():
+    # the pattern of reversible layers: record the RNG states, later replay them to redraw
+    # the same dropout mask (no accelerator here: no device states to record or restore)
+    from disttorch.utils.checkpoint import (
+        DefaultDeviceType,
+        check_backward_validity,
+        get_device_states,
+        set_device_states,
+    )
+
+    x = dt.ones(4, 8)
+    cpu_state = dt.get_rng_state()
+    devices, states = get_device_states(x)
+    assert (devices, states) == ([], [])
+    first = nn.functional.dropout(x, 0.5)
+    with dt.random.fork_rng(devices=devices):
+        dt.set_rng_state(cpu_state)
+        set_device_states(devices, states)
+        again = nn.functional.dropout(x, 0.5)
+    assert dt.equal(first, again)
+    assert DefaultDeviceType.get_device_type() == "cpu"
+    with pytest.raises(RuntimeError, match="without CUDA"):
+        set_device_states([0], [cpu_state], device_type="cuda")
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        check_backward_validity((x, 3))

@@ -14,6 +14,7 @@ CALLS = [
     "torch.cuda.is_available()",
     "torch.cuda.device_count()",
     "torch.cuda.is_initialized()",
+    "torch.cuda._initialized",
     "torch.cuda.current_device()",
     "torch.cuda.set_device(0)",
     "torch.cuda.set_device(-1)",

@@ -11,6 +11,7 @@ from typing import Iterable
 import numpy as np
 
 from ..._tensor import Tensor
+from ...kernels.reductions import lane_norms
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
@@ -32,6 +33,15 @@ def _norm(t: Tensor, norm_type: float) -> float:
     if math.isinf(norm_type):
         return float(np.abs(a).max()) if a.size else 0.0
     return float(np.linalg.norm(a.reshape(-1).astype(np.float64, copy=False), norm_type))
+
+
+def _in_lanes(t: Tensor, dtype: np.dtype) -> bool:
+    """Whether ``t``'s 2-norm is PyTorch's vectorised kernel's (``kernels.reductions.lane_norms``):
+    a dense, C-contiguous float32/float64 tensor of ``dtype``."""
+    if t.is_sparse:
+        return False
+    a = t._data
+    return a.dtype == dtype and a.dtype in (np.float32, np.float64) and a.flags.c_contiguous
 
 
 def _values(t: Tensor, coalesce: bool = False) -> np.ndarray:
@@ -57,10 +67,16 @@ def get_total_norm(
         return Tensor._make(np.zeros((), dtype=np.float32))
     dtype = _values(tensors[0]).dtype
     pieces = [t for t in tensors if hasattr(t, "_joint_norm")]  # DTensors: the wholes' norm, jointly
-    per = [_norm(t, norm_type) for t in tensors if not hasattr(t, "_joint_norm")]
-    if pieces:
-        per.append(pieces[0]._joint_norm(pieces, norm_type))
-    total = max(per) if math.isinf(norm_type) else float(np.linalg.norm(np.asarray(per), norm_type))
+    if norm_type == 2.0 and not pieces and all(_in_lanes(t, dtype) for t in tensors):
+        # PyTorch's steps: each tensor's norm (foreach_norm), then the norm of those norms,
+        # both by its vectorised kernel and in the gradients' dtype
+        per = [lane_norms(t._data.reshape(1, -1))[0] for t in tensors]
+        total = float(lane_norms(np.array(per, dtype=dtype).reshape(1, -1))[0])
+    else:
+        per = [_norm(t, norm_type) for t in tensors if not hasattr(t, "_joint_norm")]
+        if pieces:
+            per.append(pieces[0]._joint_norm(pieces, norm_type))
+        total = max(per) if math.isinf(norm_type) else float(np.linalg.norm(np.asarray(per), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "

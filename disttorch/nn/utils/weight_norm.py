@@ -14,6 +14,10 @@ from ._norms import norm_except_dim, weight_norm_value
 
 __all__ = ["WeightNorm", "remove_weight_norm", "weight_norm"]
 
+_DEPRECATED = (
+    "`torch.nn.utils.weight_norm` is deprecated in favor of `torch.nn.utils.parametrizations.weight_norm`."
+)
+
 
 class WeightNorm:
     """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_g``, ``<name>_v``."""
@@ -28,6 +32,9 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int) -> WeightNorm:
+        # deprecated here, as in PyTorch: the warning names the line that called apply
+        # (weight_norm's own, for a program that calls weight_norm)
+        warnings.warn(_DEPRECATED, FutureWarning, stacklevel=2)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
@@ -57,12 +64,6 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (norm over every dim but
     ``dim``; ``dim=None`` for the whole tensor). Deprecated: use
     :func:`disttorch.nn.utils.parametrizations.weight_norm`."""
-    warnings.warn(
-        "`torch.nn.utils.weight_norm` is deprecated in favor of "
-        "`torch.nn.utils.parametrizations.weight_norm`.",
-        FutureWarning,
-        stacklevel=2,
-    )
     WeightNorm.apply(module, name, dim)
     return module
 
