@@ -778,6 +778,7 @@ def test_whole_sum_mean_var_std_have_pytorchs_bits(torch, monkeypatch, jit):
         torch.set_num_threads(before[1])
 
 
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
 def test_whole_sums_of_other_layouts_and_kept_dims(torch):
     """Transposed (dense) tensors are summed in memory order, sliced ones as before; kept dims,
     dims that cover every dim, and a size-1 dim left over go the same way as PyTorch."""
