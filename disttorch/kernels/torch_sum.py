@@ -28,13 +28,25 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled, njit
+from .threads import get_num_threads
 
-__all__ = ["torch_sum"]
+__all__ = ["torch_sum", "whole_sum"]
 
 GRAIN = 32768  # PyTorch's at::internal::GRAIN_SIZE
 _VECTOR_BYTES = 32
 _ROW = 4  # vector accumulators side by side
 _LEVELS = 4
+
+
+_CASCADED = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def whole_sum(x: np.ndarray) -> np.generic | None:
+    """The sum of every element of ``x`` in PyTorch's order with the op threads' count, or
+    None where that order is not followed (not float32/float64, or not one dense block)."""
+    if x.dtype in _CASCADED and (x.flags.c_contiguous or x.flags.f_contiguous):
+        return torch_sum(x, get_num_threads())
+    return None
 
 
 def torch_sum(x: np.ndarray, threads: int) -> np.generic:

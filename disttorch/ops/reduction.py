@@ -26,7 +26,7 @@ from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ..kernels.threads import get_num_threads
-from ..kernels.torch_sum import GRAIN, torch_sum
+from ..kernels.torch_sum import GRAIN, whole_sum
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
@@ -167,15 +167,11 @@ def _total(x: np.ndarray, dims: tuple | None, dtype: Any, keepdim: bool) -> np.n
     """The sum of ``x`` over ``dims`` in ``dtype`` (None: ``x``'s). Every element of a dense
     float32 or float64 array summed in its own dtype: in PyTorch's order
     (``kernels/torch_sum.py``), so a printed sum or mean has its bits; otherwise NumPy's."""
-    whole = dims is None or len(set(dims)) == x.ndim
-    dense = x.flags.c_contiguous or x.flags.f_contiguous
-    if whole and dense and x.dtype in _CASCADED and (dtype is None or np.dtype(dtype) == x.dtype):
-        total = torch_sum(x, get_num_threads())
-        return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
+    if (dims is None or len(set(dims)) == x.ndim) and (dtype is None or np.dtype(dtype) == x.dtype):
+        total = whole_sum(x)
+        if total is not None:
+            return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
     return add_reduce(x, dims, dtype, keepdim)
-
-
-_CASCADED = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class Sum(Function):
@@ -648,7 +644,7 @@ class Var(Function):
         _float_dtype_check("std and var", x)
         n = _count(x.shape, dims)
         with np.errstate(invalid="ignore", divide="ignore"):
-            if x.dtype in _CASCADED and x.size and _to_one(x.shape, dims):
+            if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.size and _to_one(x.shape, dims):
                 whole = _whole_variance(x, correction)
                 shape = _kept_shape(x.shape, dims) if keepdim else _reduced_shape(x.shape, dims)
                 out = np.full(shape, np.sqrt(whole) if cls.take_sqrt else whole, x.dtype)
