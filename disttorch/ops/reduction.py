@@ -25,6 +25,8 @@ from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
+from ..kernels.threads import get_num_threads
+from ..kernels.torch_sum import GRAIN, whole_sum
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
@@ -162,6 +164,17 @@ def _reduction_fields(ctx: Any) -> dict:
     return fields
 
 
+def _total(x: np.ndarray, dims: tuple | None, dtype: Any, keepdim: bool) -> np.ndarray:
+    """The sum of ``x`` over ``dims`` in ``dtype`` (None: ``x``'s). Every element of a dense
+    float32 or float64 array summed in its own dtype: in PyTorch's order
+    (``kernels/torch_sum.py``), so a printed sum or mean has its bits; otherwise NumPy's."""
+    if (dims is None or len(set(dims)) == x.ndim) and (dtype is None or np.dtype(dtype) == x.dtype):
+        total = whole_sum(x)
+        if total is not None:
+            return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
+    return add_reduce(x, dims, dtype, keepdim)
+
+
 class Sum(Function):
     _raw = True
     _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
@@ -178,7 +191,7 @@ class Sum(Function):
             out_dt = None
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return add_reduce(x, dims, out_dt, keepdim)
+        return _total(x, dims, out_dt, keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -206,7 +219,7 @@ class Mean(Function):
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
-        total = add_reduce(x, dims, dtype.numpy if dtype is not None else None, keepdim)
+        total = _total(x, dims, dtype.numpy if dtype is not None else None, keepdim)
         if n == 0:
             return np.full(np.shape(total), np.nan, dtype=total.dtype)
         return np.true_divide(total, n, dtype=total.dtype)
@@ -598,6 +611,29 @@ def _variance(x: np.ndarray, dims: tuple | None, n: int) -> np.ndarray:
     return mean(_split(np.multiply, centred, centred))
 
 
+def _to_one(shape: tuple, dims: tuple | None) -> bool:
+    """Whether reducing ``dims`` of ``shape`` leaves one element (the dims kept have size 1)."""
+    return dims is None or all(d in dims or n == 1 for d, n in enumerate(shape))
+
+
+def _whole_variance(x: np.ndarray, correction: Any) -> np.float64:
+    """The variance of every element of a float32 or float64 ``x`` as PyTorch's CPU kernel
+    for a reduction to one element computes it: the mean in ``x``'s dtype (its ``mean()``),
+    then the squared deviations summed in float64, in order within each thread's piece (from
+    ``GRAIN`` elements on, one contiguous piece per thread), the pieces' sums in order;
+    divided by ``n - correction`` (inf, or nan for constant input, when not positive)."""
+    mean = np.float64(_total(x, None, None, False) / x.dtype.type(x.size))
+    flat = x.ravel(order="K")
+    n, threads = flat.size, get_num_threads()
+    pieces = builtins.min(threads, -(-n // GRAIN)) if n > GRAIN else 1
+    size = -(-n // pieces)
+    total = np.float64(0)
+    for start in range(0, n, size):
+        centred = flat[start : start + size].astype(np.float64) - mean
+        total += np.add.accumulate(centred * centred)[-1]
+    return total / np.float64(builtins.max(0, n - correction))
+
+
 class Var(Function):
     _raw = True
     _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
@@ -609,12 +645,17 @@ class Var(Function):
         _float_dtype_check("std and var", x)
         n = _count(x.shape, dims)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = _variance(x, dims, n) if x.dtype.kind == "f" else np.var(x, axis=dims, keepdims=True)
-            out = _shaped(np.asarray(out), x.shape, dims, keepdim)
-            if correction:  # n <= correction gives inf (nan for constant slices), as PyTorch
-                out = out * (n / (n - correction) if n > correction else np.inf)
-            if cls.take_sqrt:
-                out = np.sqrt(out)
+            if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.size and _to_one(x.shape, dims):
+                whole = _whole_variance(x, correction)
+                shape = _kept_shape(x.shape, dims) if keepdim else _reduced_shape(x.shape, dims)
+                out = np.full(shape, np.sqrt(whole) if cls.take_sqrt else whole, x.dtype)
+            else:
+                out = _variance(x, dims, n) if x.dtype.kind == "f" else np.var(x, axis=dims, keepdims=True)
+                out = _shaped(np.asarray(out), x.shape, dims, keepdim)
+                if correction:  # n <= correction gives inf (nan for constant slices), as PyTorch
+                    out = out * (n / (n - correction) if n > correction else np.inf)
+                if cls.take_sqrt:
+                    out = np.sqrt(out)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.correction, ctx.n, ctx.dims, ctx.keepdim = correction, n, dims, keepdim

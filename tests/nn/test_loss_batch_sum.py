@@ -132,3 +132,18 @@ def test_16_bit_label_smoothing_matches_pytorch(torch, dtype):
         results.append([o.detach().float().numpy() for o in out] + [xi.grad.float().numpy()])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [7, 1000, 40000])
+def test_elementwise_losses_reduce_in_pytorchs_order(torch, n):
+    """``mse_loss``, ``l1_loss``, ``smooth_l1_loss`` and ``binary_cross_entropy`` reduce with
+    PyTorch's ``loss.mean()``/``sum()`` order (``kernels/torch_sum.py``): their bits."""
+    a = rng.random(n, dtype=np.float32)
+    b = rng.random(n, dtype=np.float32)
+    for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy"):
+        for reduction in ("mean", "sum"):
+            ours = getattr(dt.nn.functional, name)(dt.from_numpy(a), dt.from_numpy(b), reduction=reduction)
+            theirs = getattr(torch.nn.functional, name)(
+                torch.from_numpy(a), torch.from_numpy(b), reduction=reduction
+            )
+            assert ours.item() == theirs.item(), (name, reduction)

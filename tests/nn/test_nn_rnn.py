@@ -410,3 +410,26 @@ def test_utils_rnn_parity():
     np.testing.assert_array_equal(tp.data.numpy(), dp.data.numpy())
     assert tp.batch_sizes.tolist() == dp.batch_sizes.tolist()
     assert tp.sorted_indices.tolist() == dp.sorted_indices.tolist()
+
+
+def test_packing_orders_equal_lengths_as_pytorch(torch):
+    """``enforce_sorted=False`` sorts the lengths with ``sort(descending=True)``, as PyTorch:
+    its order of equal lengths decides which packed rows a layer's dropout mask falls on."""
+    from torch.nn.utils import rnn as TR
+
+    lengths = np.random.default_rng(2).integers(1, 6, 150)
+    x = np.random.default_rng(3).standard_normal((150, 5, 2)).astype(np.float32)
+    tp = TR.pack_padded_sequence(torch.from_numpy(x), torch.from_numpy(lengths), True, enforce_sorted=False)
+    dp = R.pack_padded_sequence(dt.from_numpy(x), dt.from_numpy(lengths), True, enforce_sorted=False)
+    assert tp.sorted_indices.tolist() == dp.sorted_indices.tolist()
+    np.testing.assert_array_equal(tp.data.numpy(), dp.data.numpy())
+    lstm = nn.LSTM(2, 3, 2, dropout=0.5)
+    dt.manual_seed(1)
+    out = lstm(dp)[0].data
+    dt.manual_seed(1)
+    again = lstm(
+        R.pack_padded_sequence(
+            dt.from_numpy(x[dp.sorted_indices.numpy()]), lengths[dp.sorted_indices.numpy()], True
+        )
+    )[0].data
+    np.testing.assert_array_equal(out.detach().numpy(), again.detach().numpy())

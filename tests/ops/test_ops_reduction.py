@@ -791,3 +791,63 @@ def test_two_norms_bits_as_pytorch(torch):
         got = dt.linalg.vector_norm(dt.tensor(x), dim=dim).numpy()
         want = torch.linalg.vector_norm(torch.tensor(x), dim=dim).numpy()
         (np.testing.assert_allclose if dim == 0 else np.testing.assert_array_equal)(got, want)
+
+
+# ---------------------------------------------------------------------- whole sums in PyTorch's order
+WHOLE_SIZES = [2, 5, 8, 9, 33, 1000, 1025, 4096 + 7, 40000, 100003]
+
+
+@pytest.mark.parametrize("jit", ["1", "0"], ids=["compiled", "numpy"])
+def test_whole_sum_mean_var_std_have_pytorchs_bits(torch, monkeypatch, jit):
+    """A sum over every element adds in PyTorch's cascade order (kernels/torch_sum.py), per
+    thread count; mean, var and std of every element follow PyTorch's kernels from it."""
+    monkeypatch.setenv("DISTTORCH_JIT", jit)
+    rng = np.random.default_rng(3)
+    before = (dt.get_num_threads(), torch.get_num_threads())
+    try:
+        for threads in (1, 3):
+            dt.set_num_threads(threads)
+            torch.set_num_threads(threads)
+            for n in WHOLE_SIZES:
+                for dtype in (np.float32, np.float64):
+                    a = (rng.standard_normal(n) * 100 + 3).astype(dtype)
+                    d, t = dt.from_numpy(a), torch.from_numpy(a)
+                    for op in ("sum", "mean", "var", "std"):
+                        assert getattr(d, op)().item() == getattr(t, op)().item(), (op, n, dtype, threads)
+    finally:
+        dt.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+def test_whole_sums_of_other_layouts_and_kept_dims(torch):
+    """Transposed (dense) tensors are summed in memory order, sliced ones as before; kept dims,
+    dims that cover every dim, and a size-1 dim left over go the same way as PyTorch."""
+    a = np.random.default_rng(4).standard_normal((37, 45)).astype(np.float32)
+    d, t = dt.from_numpy(a), torch.from_numpy(a)
+    assert d.t().sum().item() == t.t().sum().item()
+    assert d.mean((0, 1), keepdim=True).numpy().tolist() == t.mean((0, 1), keepdim=True).numpy().tolist()
+    assert d[None].std((1, 2)).numpy().tolist() == t[None].std((1, 2)).numpy().tolist()
+    assert d.reshape(1, -1).var(1).numpy().tolist() == t.reshape(1, -1).var(1).numpy().tolist()
+    assert d[:, ::2].sum().item() == pytest.approx(t[:, ::2].sum().item(), rel=1e-6)
+    assert d.sum(dtype=dt.float64).item() == t.sum(dtype=torch.float64).item()
+    assert math.isnan(dt.ones(1).std().item()) and math.isnan(dt.ones(3).var(correction=5).item())
+    assert (
+        dt.arange(3.0).var(correction=5).item()
+        == t.new_tensor([0.0, 1, 2]).var(correction=5).item()
+        == math.inf
+    )
+
+
+def test_whole_sum_forms_agree_without_pytorch(monkeypatch):
+    """The compiled loops and the NumPy passes give the same bits (numba or not)."""
+    from disttorch.kernels.torch_sum import torch_sum
+
+    rng = np.random.default_rng(5)
+    for n in (0, 3, 64, 1000, 70000):
+        a = rng.standard_normal(n).astype(np.float32)
+        monkeypatch.setenv("DISTTORCH_JIT", "1")
+        compiled = torch_sum(a, 2)
+        monkeypatch.setenv("DISTTORCH_JIT", "0")
+        assert torch_sum(a, 2) == compiled
+    assert torch_sum(np.zeros(0, np.float64), 1) == 0.0

@@ -38,6 +38,7 @@ from ...kernels.cascade_sum import cascade_sum
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
 from ...kernels.threads import elementwise, map_rows
+from ...kernels.torch_sum import whole_sum
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error, complex_kernel_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
@@ -86,8 +87,9 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None, old
 
 def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
     """The per-entry ``loss`` reduced: its mean (divided as ``np.mean`` divides), its sum, or
-    itself for ``'none'``; float16/bfloat16 added in float32 and rounded once, as PyTorch's
-    reductions."""
+    itself for ``'none'``; a dense float32/float64 loss added in PyTorch's order
+    (``kernels/torch_sum.py``), float16/bfloat16 added in float32 and rounded once, as
+    PyTorch's reductions."""
     if reduction == "none":
         return loss
     if not loss.size:  # the mean of nothing is NaN, quietly, as in PyTorch
@@ -97,7 +99,8 @@ def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
                 loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype)
             )
     acc = np.dtype(np.float32) if is_low(loss.dtype) else loss.dtype
-    total = np.asarray(ufunc_reduce(np.add, loss, None, acc))
+    total = whole_sum(loss)  # PyTorch's loss.mean()/sum() order (float32/float64)
+    total = np.asarray(ufunc_reduce(np.add, loss, None, acc) if total is None else total)
     if reduction == "mean":
         return np.true_divide(total, np.intp(loss.size)).astype(loss.dtype)
     return total.astype(loss.dtype, copy=False)

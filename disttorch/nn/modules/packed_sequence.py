@@ -22,6 +22,7 @@ import numpy as np
 from ... import _creation
 from ... import _dtype as _dtypes
 from ..._tensor import Tensor
+from ...ops.comparison import sort
 from ...ops.indexing import index_select
 from ...ops.shape import cat
 
@@ -191,9 +192,10 @@ def pack_padded_sequence(
         sorted_indices = None
         lens_sorted = lens
     else:
-        order = np.argsort(-lens, kind="stable")
-        sorted_indices = _long(order)
-        lens_sorted = lens[order]
+        # PyTorch's torch.sort(lengths, descending=True): its order of equal lengths decides
+        # which rows a layer's dropout mask falls on
+        sorted_indices = sort(_long(lens), descending=True)[1]
+        lens_sorted = lens[sorted_indices._data]
     if lens.size and lens_sorted[-1] <= 0:
         raise RuntimeError(
             "Length of all samples has to be greater than 0, but found an element in 'lengths' that is <= 0"
