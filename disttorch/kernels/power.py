@@ -57,6 +57,7 @@ def _power(x: np.ndarray, e: float) -> np.ndarray:
         return np.reciprocal(root, out=root) if e < 0 else root
     whole = _integer_power(x, abs(n))
     whole *= root
+    np.abs(whole, out=whole)  # pow(-0.0, y) is +0.0 (+inf for y < 0); other negatives are NaN
     if e < 0:
         np.reciprocal(whole, out=whole)
     np.copyto(whole, np.inf if e > 0 else 0.0, where=np.isneginf(x))  # pow(-inf, y), as C's pow
@@ -114,10 +115,13 @@ def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float
     of each inner loop, float64's power rounded once on the rest (there a ``number``
     exponent unrounded: PyTorch's scalar loop raises to the double)."""
     shape = np.broadcast_shapes(x.shape, y.shape)
-    xs = np.broadcast_to(np.ascontiguousarray(x), shape)
-    ys = np.broadcast_to(np.ascontiguousarray(y), shape)
-    run = _inner_run(shape, xs.strides, ys.strides)
     out = np.empty(shape, np.float32)
+    if not out.size:
+        return out
+    # (np.asarray keeps a 0-d operand 0-d, where ascontiguousarray makes it 1-d)
+    xs = np.broadcast_to(np.asarray(x, order="C"), shape)
+    ys = np.broadcast_to(np.asarray(y, order="C"), shape)
+    run = _inner_run(shape, xs.strides, ys.strides)
     rows = out.reshape(-1, run)
     xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
     cut = run - run % 32

@@ -100,3 +100,19 @@ def test_float32_powers_give_pytorch_bits(torch):
         ours = dt.pow(*(dt.from_numpy(v) if isinstance(v, np.ndarray) else v for v in (a, b))).numpy()
         theirs = torch.pow(*(torch.from_numpy(v) if isinstance(v, np.ndarray) else v for v in (a, b))).numpy()
         np.testing.assert_array_equal(ours, theirs, err_msg=f"{np.shape(a)} ** {np.shape(b)}")
+
+
+def test_float32_general_powers_of_0_dim_and_empty_tensors():
+    # (the float32 general power failed on both: 'shapes [] and [] are not broadcastable')
+    assert (dt.tensor(4.0) ** 0.5000001).shape == () and (2.0 ** dt.tensor(3.0)).item() == 8.0
+    assert dt.pow(dt.tensor(4.0), dt.tensor(0.7)).item() == pytest.approx(4.0**0.7)
+    assert (dt.zeros(0) ** 0.7).shape == (0,) and (dt.zeros(2, 0) ** dt.zeros(2, 1)).shape == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64])
+def test_negative_zero_to_a_half_integer_power_is_positive(dtype):
+    # C's pow (and PyTorch): pow(-0.0, 2.5) is +0.0 and pow(-0.0, -2.5) +inf
+    x = dt.tensor([-0.0, -4.0], dtype=dtype)
+    for e, want in ((2.5, 0.0), (-2.5, np.inf), (1.5, 0.0), (-3.5, np.inf)):
+        got = (x**e).numpy()
+        assert got[0] == want and not np.signbit(got[0]) and np.isnan(got[1]), (e, got)
