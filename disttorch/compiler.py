@@ -108,6 +108,8 @@ def _run_compiled(
     key = _guards(held, (args, kwargs))
     if code is None or _compile_cache.compiled(code, key) is not None:
         return _run_graph(fn, args, kwargs, aot, held)
+    if _compile_cache.skipped(code):  # (a compile of it captured nothing: PyTorch skips the frame)
+        return fn(*args, **kwargs)
     captured = _Captured()
 
     def traced(*args: Any, **kwargs: Any) -> Any:
@@ -121,9 +123,16 @@ def _run_compiled(
 
 def _guards(held: tuple, inputs: Any) -> tuple:
     """What PyTorch's guards check of a call's inputs (and a module's parameters and buffers,
-    ``held``): grad mode, and each tensor's dtype, ``requires_grad`` and sizes."""
-    tensors = [*held, *(t for t in tree_flatten(inputs)[0] if isinstance(t, Tensor))]
-    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors)
+    ``held``): grad mode, each tensor's dtype, ``requires_grad`` and sizes, the inputs'
+    nesting, and each other input's type and (a bool, ``None``, string or number) value."""
+    leaves, spec = tree_flatten(inputs)
+    tensors = [*held, *(t for t in leaves if isinstance(t, Tensor))]
+    values = tuple(
+        (type(v), v) if v is None or isinstance(v, (bool, int, float, str)) else (type(v),)
+        for v in leaves
+        if not isinstance(v, Tensor)
+    )
+    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors), spec, values
 
 
 class _Captured(TorchFunctionMode):
