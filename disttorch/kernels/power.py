@@ -43,6 +43,19 @@ def _integer_power(x: np.ndarray, n: int) -> np.ndarray:
         base = base * base
 
 
+def _reciprocal(power: np.ndarray, x: np.ndarray, e: float) -> np.ndarray:
+    """``x ** e`` (``e < 0``) from ``power = x ** -e``: its reciprocal, or where ``power`` left
+    the normal range while ``x ** e`` may not (a finite, nonzero ``x``), float64's power
+    rounded (``1e103 ** -3`` is 1e-309, not ``1 / inf``)."""
+    info = np.finfo(x.dtype)
+    magnitude = np.abs(power)
+    lost = ((magnitude < info.tiny) | (magnitude > info.max)) & np.isfinite(x) & (x != 0)
+    np.reciprocal(power, out=power)
+    if lost.any():
+        power[lost] = np.power(x[lost].astype(np.float64), e)
+    return power
+
+
 def _power(x: np.ndarray, e: float) -> np.ndarray:
     if x.ndim == 0:  # (NumPy's arithmetic on 0-d arrays gives scalars, which out= cannot take)
         return _power(x.reshape(1), e).reshape(())
@@ -51,7 +64,9 @@ def _power(x: np.ndarray, e: float) -> np.ndarray:
         if n == 0:
             return np.ones_like(x)
         out = _integer_power(x, abs(n))
-        return np.reciprocal(out, out=out) if n < 0 else out
+        if n in (-1, -2):  # PyTorch's 1 / x and 1 / (x * x)
+            return np.reciprocal(out, out=out)
+        return _reciprocal(out, x, e) if n < 0 else out
     root = np.sqrt(x)  # a half-integer: x ** (n + 0.5) = x ** n * sqrt(x)
     if not n:  # sqrt and rsqrt, as PyTorch: sqrt(-0.0) = -0.0, sqrt(-inf) = nan
         return np.reciprocal(root, out=root) if e < 0 else root
@@ -59,7 +74,7 @@ def _power(x: np.ndarray, e: float) -> np.ndarray:
     whole *= root
     np.abs(whole, out=whole)  # pow(-0.0, y) is +0.0 (+inf for y < 0); other negatives are NaN
     if e < 0:
-        np.reciprocal(whole, out=whole)
+        whole = _reciprocal(whole, x, e)
     np.copyto(whole, np.inf if e > 0 else 0.0, where=np.isneginf(x))  # pow(-inf, y), as C's pow
     return whole
 

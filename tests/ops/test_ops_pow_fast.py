@@ -116,3 +116,15 @@ def test_negative_zero_to_a_half_integer_power_is_positive(dtype):
     for e, want in ((2.5, 0.0), (-2.5, np.inf), (1.5, 0.0), (-3.5, np.inf)):
         got = (x**e).numpy()
         assert got[0] == want and not np.signbit(got[0]) and np.isnan(got[1]), (e, got)
+
+
+def test_negative_powers_whose_positive_power_overflows():
+    # 1e103 ** -3 is 1e-309 (subnormal), as C's pow: it was 1 / inf, 0 (-1 and -2 stay
+    # PyTorch's 1 / x and 1 / (x * x), which give 0 there too)
+    x = np.array([1e103, 2e103, -1e103, 1e210, 1e-103], dtype=np.float64)
+    for e in (-3, -4, -1.5, -2.5):
+        got = (dt.from_numpy(x) ** e).numpy()
+        with np.errstate(all="ignore"):
+            want = np.power(x, e)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+    assert (dt.tensor([1e160], dtype=dt.float64) ** -2).item() == 0.0
