@@ -101,6 +101,7 @@ def test_inputs_other_than_tensors_are_guarded_as_pytorchs(real_torch):
         compiled = T.compile(f, backend="eager")
         for args in [(True, 2, "a", [x]), (False, 3, "a", [x]), (False, 4, "a", [x]), (False, 4, "a", (x,))]:
             compiled(x, *args)  # (a bool changed; a number changed: dynamic from then on; a tuple)
+        compiled(ts=[x], x=x, n=4, mode="a", flag=False)  # (keywords: the same locals)
         compiled(x, True, 4, "b", [x])  # nothing captured: the frame is skipped from then on
         compiled(x, True, 4, "a", [x, x])
         return [dict(counters["stats"]), dict(counters["frames"])]
