@@ -125,24 +125,69 @@ def _float64_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.power(x, y, dtype=np.float64).astype(np.float32)
 
 
-def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float | None) -> np.ndarray:
+def _order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
+    """The dims, outermost first, as ``TensorIterator`` orders them for operands of these
+    (broadcast) ``strides``: by stride, the first operand deciding that is not broadcast in
+    either dim, then by size (its insertion sort, from the last dim)."""
+
+    def swap(d0: int, d1: int) -> int:
+        for s in strides:
+            if s[d0] and s[d1]:
+                if s[d0] != s[d1]:
+                    return 1 if s[d0] > s[d1] else -1
+                if shape[d0] > shape[d1]:
+                    return 1
+        return 0
+
+    perm = list(reversed(range(len(shape))))  # (innermost first)
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            way = swap(perm[d0], perm[d1])
+            if way < 0:
+                break
+            if way > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+    return perm[::-1]
+
+
+def _iteration(shape: tuple[int, ...], *operands: np.ndarray) -> tuple[list[int], int, bool]:
+    """How PyTorch's ``TensorIterator`` walks ``operands`` broadcast to ``shape`` (a result
+    laid out before the loop among them, first): the dims outermost first, the elements its
+    inner loop takes at once, and whether that loop is vectorised (each operand's innermost
+    stride its element's size, or 0). A negatively strided view (a flip, which PyTorch
+    copies) counts as contiguous."""
+    views = [np.broadcast_to(a, shape) for a in operands]
+    order = list(range(len(shape)))
+    if any(s < 0 for v in views for s in v.strides):  # (np.asarray keeps a 0-d operand 0-d)
+        views = [np.broadcast_to(np.asarray(a, order="C"), shape) for a in operands]
+    else:
+        order = _order(shape, *(v.strides for v in views))
+        views = [v.transpose(order) for v in views]
+    run = _inner_run(views[0].shape, *(v.strides for v in views))
+    inner = [d for d, n in enumerate(views[0].shape) if n != 1]
+    vectorised = not inner or all(v.strides[inner[-1]] in (0, v.itemsize) for v in views)
+    return order, run, vectorised
+
+
+def _vectorised_power(
+    loops: object, x: np.ndarray, y: np.ndarray, number: float | None, laid_out: bool = False
+) -> np.ndarray:
     """``x ** y`` (float32) as PyTorch's kernel: SLEEF's ``powf`` on whole 32-element blocks
-    of each inner loop, float64's power rounded once on the rest (there a ``number``
-    exponent unrounded: PyTorch's scalar loop raises to the double)."""
+    of each vectorised inner loop, in the order PyTorch walks the operands, float64's power
+    rounded once on the rest (there a ``number`` exponent unrounded: PyTorch's scalar loop
+    raises to the double). ``laid_out``: PyTorch lays the result out (C order) first, as
+    ``number ** tensor`` does."""
     shape = np.broadcast_shapes(x.shape, y.shape)
     out = np.empty(shape, np.float32)
     if not out.size:
         return out
-    # (np.asarray keeps a 0-d operand 0-d, where ascontiguousarray makes it 1-d)
-    xs = np.broadcast_to(np.asarray(x, order="C"), shape)
-    ys = np.broadcast_to(np.asarray(y, order="C"), shape)
-    run = _inner_run(shape, xs.strides, ys.strides)
-    rows = out.reshape(-1, run)
+    order, run, vectorised = _iteration(shape, *((out, x, y) if laid_out else (x, y)))
+    xs, ys = np.broadcast_to(x, shape).transpose(order), np.broadcast_to(y, shape).transpose(order)
+    rows = np.empty(xs.shape, np.float32).reshape(-1, run)
     xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
-    cut = run - run % 32
-    if cut == run:
-        loops.pow(xr.reshape(-1), yr.reshape(-1), rows.reshape(-1))
-        return out
+    cut = run - run % 32 if vectorised else 0
     if cut:
         block = np.empty((rows.shape[0], cut), np.float32)
         loops.pow(
@@ -151,9 +196,9 @@ def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float
             block.reshape(-1),
         )
         rows[:, :cut] = block
-    if number is not None:  # std::pow(float, double): the double's power, rounded
+    if cut < run and number is not None:  # std::pow(float, double): the double's power, rounded
         rows[:, cut:] = _float64_power(xr[:, cut:], np.float64(number))
-    else:  # std::pow(float, float): the C library's powf
+    elif cut < run:  # std::pow(float, float): the C library's powf
         tail = np.empty((rows.shape[0], run - cut), np.float32)
         loops.c_pow(
             np.ascontiguousarray(xr[:, cut:]).reshape(-1),
@@ -161,6 +206,7 @@ def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float
             tail.reshape(-1),
         )
         rows[:, cut:] = tail
+    out.transpose(order)[...] = rows.reshape(xs.shape)
     return out
 
 
@@ -173,4 +219,5 @@ def general_power(x: object, y: object) -> np.ndarray:
     loops = compiled(_load_loops)
     if loops is None:
         return _float64_power(xa, ya)
-    return _vectorised_power(loops, xa, ya, y if isinstance(y, (int, float)) else None)
+    number = y if isinstance(y, (int, float)) else None
+    return _vectorised_power(loops, xa, ya, number, laid_out=not isinstance(x, np.ndarray))
