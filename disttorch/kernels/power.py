@@ -21,6 +21,7 @@ from typing import Optional
 import numpy as np
 
 from .jit import compiled
+from .tensor_iterator import iteration
 from .threads import elementwise
 
 __all__ = ["MAX_EXPONENT", "TORCH_EXPONENTS", "compiled_pow", "general_power", "power"]
@@ -105,70 +106,8 @@ def compiled_pow() -> bool:
     return compiled(_load_loops) is not None
 
 
-def _inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
-    """How many elements PyTorch's ``TensorIterator`` hands its inner loop at once for
-    operands of these (broadcast, C-ordered) ``strides`` and a C-contiguous result of
-    ``shape``: the trailing dimensions it coalesces (each operand's stride there the product
-    of the ones inside it, or 0 throughout)."""
-    dims = [d for d in range(len(shape)) if shape[d] != 1]
-    if not dims:
-        return 1
-    run, inner = shape[dims[-1]], [s[dims[-1]] for s in strides]
-    for d in reversed(dims[:-1]):
-        if any(s[d] != run * i for s, i in zip(strides, inner)):
-            break
-        run *= shape[d]
-    return run
-
-
 def _float64_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.power(x, y, dtype=np.float64).astype(np.float32)
-
-
-def _order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
-    """The dims, outermost first, as ``TensorIterator`` orders them for operands of these
-    (broadcast) ``strides``: by stride, the first operand deciding that is not broadcast in
-    either dim, then by size (its insertion sort, from the last dim)."""
-
-    def swap(d0: int, d1: int) -> int:
-        for s in strides:
-            if s[d0] and s[d1]:
-                if s[d0] != s[d1]:
-                    return 1 if s[d0] > s[d1] else -1
-                if shape[d0] > shape[d1]:
-                    return 1
-        return 0
-
-    perm = list(reversed(range(len(shape))))  # (innermost first)
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            way = swap(perm[d0], perm[d1])
-            if way < 0:
-                break
-            if way > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-    return perm[::-1]
-
-
-def _iteration(shape: tuple[int, ...], *operands: np.ndarray) -> tuple[list[int], int, bool]:
-    """How PyTorch's ``TensorIterator`` walks ``operands`` broadcast to ``shape`` (a result
-    laid out before the loop among them, first): the dims outermost first, the elements its
-    inner loop takes at once, and whether that loop is vectorised (each operand's innermost
-    stride its element's size, or 0). A negatively strided view (a flip, which PyTorch
-    copies) counts as contiguous."""
-    views = [np.broadcast_to(a, shape) for a in operands]
-    order = list(range(len(shape)))
-    if any(s < 0 for v in views for s in v.strides):  # (np.asarray keeps a 0-d operand 0-d)
-        views = [np.broadcast_to(np.asarray(a, order="C"), shape) for a in operands]
-    else:
-        order = _order(shape, *(v.strides for v in views))
-        views = [v.transpose(order) for v in views]
-    run = _inner_run(views[0].shape, *(v.strides for v in views))
-    inner = [d for d, n in enumerate(views[0].shape) if n != 1]
-    vectorised = not inner or all(v.strides[inner[-1]] in (0, v.itemsize) for v in views)
-    return order, run, vectorised
 
 
 def _vectorised_power(
@@ -183,7 +122,7 @@ def _vectorised_power(
     out = np.empty(shape, np.float32)
     if not out.size:
         return out
-    order, run, vectorised = _iteration(shape, *((out, x, y) if laid_out else (x, y)))
+    order, run, vectorised = iteration(shape, *((out, x, y) if laid_out else (x, y)))
     xs, ys = np.broadcast_to(x, shape).transpose(order), np.broadcast_to(y, shape).transpose(order)
     rows = np.empty(xs.shape, np.float32).reshape(-1, run)
     xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
