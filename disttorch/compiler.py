@@ -12,7 +12,9 @@ earlier call's guards would take counts as a compile (``torch._dynamo.utils.coun
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -105,9 +107,11 @@ def _run_compiled(
     if _state.depth or _State.stance[0] == "force_eager":
         with _compiled_region():
             return fn(*args, **kwargs)
-    key = _guards(held, (args, kwargs))
+    key = _guards(held, fn, args, kwargs)
     if code is None or _compile_cache.compiled(code, key) is not None:
         return _run_graph(fn, args, kwargs, aot, held)
+    if _compile_cache.skipped(code):  # (a compile of it captured nothing: PyTorch skips the frame)
+        return fn(*args, **kwargs)
     captured = _Captured()
 
     def traced(*args: Any, **kwargs: Any) -> Any:
@@ -119,11 +123,37 @@ def _run_compiled(
     return out
 
 
-def _guards(held: tuple, inputs: Any) -> tuple:
-    """What PyTorch's guards check of a call's inputs (and a module's parameters and buffers,
-    ``held``): grad mode, and each tensor's dtype, ``requires_grad`` and sizes."""
-    tensors = [*held, *(t for t in tree_flatten(inputs)[0] if isinstance(t, Tensor))]
-    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors)
+#: a compiled function's signature, for its calls' arguments as its parameters receive them
+_signatures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _arguments(fn: Callable, args: tuple, kwargs: dict) -> list:
+    """``fn``'s parameters' values in a call, defaults included (PyTorch guards the frame's
+    locals: ``f(x, y=y)`` is ``f(x, y)``); the arguments as given where ``fn`` has no signature."""
+    func = getattr(fn, "__func__", fn)
+    try:
+        signature = _signatures.get(func)
+        if signature is None:
+            signature = _signatures[func] = inspect.signature(func)
+        bound = signature.bind(*((fn.__self__,) if func is not fn else ()), *args, **kwargs)
+    except (TypeError, ValueError):  # (no signature, not weakly referable, or a call it refuses)
+        return [*args, *(kwargs[name] for name in sorted(kwargs))]
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def _guards(held: tuple, fn: Callable, args: tuple, kwargs: dict) -> tuple:
+    """What PyTorch's guards check of a call of ``fn`` (and a module's parameters and buffers,
+    ``held``): grad mode, each tensor's dtype, ``requires_grad`` and sizes, the arguments'
+    nesting, and each other argument's type and (a bool, ``None``, string or number) value."""
+    leaves, spec = tree_flatten(_arguments(fn, args, kwargs))
+    tensors = [*held, *(t for t in leaves if isinstance(t, Tensor))]
+    values = tuple(
+        (type(v), v) if v is None or isinstance(v, (bool, int, float, str)) else (type(v),)
+        for v in leaves
+        if not isinstance(v, Tensor)
+    )
+    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors), spec, values
 
 
 class _Captured(TorchFunctionMode):

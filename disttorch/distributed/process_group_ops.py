@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from .._tensor import Tensor
 from .collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -106,7 +107,7 @@ def _one(tensors: Any, what: str) -> Any:
 def _options(opts: Any, cls: type, what: str) -> Any:
     if opts is None:
         return cls()
-    if not isinstance(opts, _Options):
+    if not isinstance(opts, cls):
         raise TypeError(f"ProcessGroup.{what}: expected {cls.__name__}, got {type(opts).__name__}")
     return opts
 
@@ -119,11 +120,13 @@ def _allreduce(
     op: ReduceOp | None = None,
     timeout: timedelta | None = None,
 ) -> Work:
-    """``allreduce(tensors, opts=AllreduceOptions())`` or ``allreduce(tensors, op=SUM)``."""
-    if isinstance(opts, ReduceOp):  # (the second form, positionally)
+    """``allreduce(tensors, opts=AllreduceOptions())``, ``allreduce(tensors, op=SUM)`` or
+    ``allreduce(tensor, op=SUM)``."""
+    if isinstance(opts, ReduceOp):  # (the second and third forms, positionally)
         opts, op = None, opts
     reduce_op = op if op is not None else _options(opts, AllreduceOptions, "allreduce").reduceOp
-    return all_reduce(_one(tensors, "allreduce"), reduce_op, group=self, async_op=True)
+    tensor = tensors if isinstance(tensors, Tensor) else _one(tensors, "allreduce")
+    return all_reduce(tensor, reduce_op, group=self, async_op=True)
 
 
 def _broadcast(

@@ -21,6 +21,7 @@ from typing import Optional
 import numpy as np
 
 from .jit import compiled
+from .tensor_iterator import iteration
 from .threads import elementwise
 
 __all__ = ["MAX_EXPONENT", "TORCH_EXPONENTS", "compiled_pow", "general_power", "power"]
@@ -43,6 +44,19 @@ def _integer_power(x: np.ndarray, n: int) -> np.ndarray:
         base = base * base
 
 
+def _reciprocal(power: np.ndarray, x: np.ndarray, e: float) -> np.ndarray:
+    """``x ** e`` (``e < 0``) from ``power = x ** -e``: its reciprocal, or where ``power`` left
+    the normal range while ``x ** e`` may not (a finite, nonzero ``x``), float64's power
+    rounded (``1e103 ** -3`` is 1e-309, not ``1 / inf``)."""
+    info = np.finfo(x.dtype)
+    magnitude = np.abs(power)
+    lost = ((magnitude < info.tiny) | (magnitude > info.max)) & np.isfinite(x) & (x != 0)
+    np.reciprocal(power, out=power)
+    if lost.any():
+        power[lost] = np.power(x[lost].astype(np.float64), e)
+    return power
+
+
 def _power(x: np.ndarray, e: float) -> np.ndarray:
     if x.ndim == 0:  # (NumPy's arithmetic on 0-d arrays gives scalars, which out= cannot take)
         return _power(x.reshape(1), e).reshape(())
@@ -51,14 +65,17 @@ def _power(x: np.ndarray, e: float) -> np.ndarray:
         if n == 0:
             return np.ones_like(x)
         out = _integer_power(x, abs(n))
-        return np.reciprocal(out, out=out) if n < 0 else out
+        if n in (-1, -2):  # PyTorch's 1 / x and 1 / (x * x)
+            return np.reciprocal(out, out=out)
+        return _reciprocal(out, x, e) if n < 0 else out
     root = np.sqrt(x)  # a half-integer: x ** (n + 0.5) = x ** n * sqrt(x)
     if not n:  # sqrt and rsqrt, as PyTorch: sqrt(-0.0) = -0.0, sqrt(-inf) = nan
         return np.reciprocal(root, out=root) if e < 0 else root
     whole = _integer_power(x, abs(n))
     whole *= root
+    np.abs(whole, out=whole)  # pow(-0.0, y) is +0.0 (+inf for y < 0); other negatives are NaN
     if e < 0:
-        np.reciprocal(whole, out=whole)
+        whole = _reciprocal(whole, x, e)
     np.copyto(whole, np.inf if e > 0 else 0.0, where=np.isneginf(x))  # pow(-inf, y), as C's pow
     return whole
 
@@ -89,41 +106,27 @@ def compiled_pow() -> bool:
     return compiled(_load_loops) is not None
 
 
-def _inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
-    """How many elements PyTorch's ``TensorIterator`` hands its inner loop at once for
-    operands of these (broadcast, C-ordered) ``strides`` and a C-contiguous result of
-    ``shape``: the trailing dimensions it coalesces (each operand's stride there the product
-    of the ones inside it, or 0 throughout)."""
-    dims = [d for d in range(len(shape)) if shape[d] != 1]
-    if not dims:
-        return 1
-    run, inner = shape[dims[-1]], [s[dims[-1]] for s in strides]
-    for d in reversed(dims[:-1]):
-        if any(s[d] != run * i for s, i in zip(strides, inner)):
-            break
-        run *= shape[d]
-    return run
-
-
 def _float64_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.power(x, y, dtype=np.float64).astype(np.float32)
 
 
-def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float | None) -> np.ndarray:
+def _vectorised_power(
+    loops: object, x: np.ndarray, y: np.ndarray, number: float | None, laid_out: bool = False
+) -> np.ndarray:
     """``x ** y`` (float32) as PyTorch's kernel: SLEEF's ``powf`` on whole 32-element blocks
-    of each inner loop, float64's power rounded once on the rest (there a ``number``
-    exponent unrounded: PyTorch's scalar loop raises to the double)."""
+    of each vectorised inner loop, in the order PyTorch walks the operands, float64's power
+    rounded once on the rest (there a ``number`` exponent unrounded: PyTorch's scalar loop
+    raises to the double). ``laid_out``: PyTorch lays the result out (C order) first, as
+    ``number ** tensor`` does."""
     shape = np.broadcast_shapes(x.shape, y.shape)
-    xs = np.broadcast_to(np.ascontiguousarray(x), shape)
-    ys = np.broadcast_to(np.ascontiguousarray(y), shape)
-    run = _inner_run(shape, xs.strides, ys.strides)
     out = np.empty(shape, np.float32)
-    rows = out.reshape(-1, run)
-    xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
-    cut = run - run % 32
-    if cut == run:
-        loops.pow(xr.reshape(-1), yr.reshape(-1), rows.reshape(-1))
+    if not out.size:
         return out
+    order, run, vectorised = iteration(shape, *((out, x, y) if laid_out else (x, y)))
+    xs, ys = np.broadcast_to(x, shape).transpose(order), np.broadcast_to(y, shape).transpose(order)
+    rows = np.empty(xs.shape, np.float32).reshape(-1, run)
+    xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
+    cut = run - run % 32 if vectorised else 0
     if cut:
         block = np.empty((rows.shape[0], cut), np.float32)
         loops.pow(
@@ -132,9 +135,9 @@ def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float
             block.reshape(-1),
         )
         rows[:, :cut] = block
-    if number is not None:  # std::pow(float, double): the double's power, rounded
+    if cut < run and number is not None:  # std::pow(float, double): the double's power, rounded
         rows[:, cut:] = _float64_power(xr[:, cut:], np.float64(number))
-    else:  # std::pow(float, float): the C library's powf
+    elif cut < run:  # std::pow(float, float): the C library's powf
         tail = np.empty((rows.shape[0], run - cut), np.float32)
         loops.c_pow(
             np.ascontiguousarray(xr[:, cut:]).reshape(-1),
@@ -142,6 +145,7 @@ def _vectorised_power(loops: object, x: np.ndarray, y: np.ndarray, number: float
             tail.reshape(-1),
         )
         rows[:, cut:] = tail
+    out.transpose(order)[...] = rows.reshape(xs.shape)
     return out
 
 
@@ -154,4 +158,5 @@ def general_power(x: object, y: object) -> np.ndarray:
     loops = compiled(_load_loops)
     if loops is None:
         return _float64_power(xa, ya)
-    return _vectorised_power(loops, xa, ya, y if isinstance(y, (int, float)) else None)
+    number = y if isinstance(y, (int, float)) else None
+    return _vectorised_power(loops, xa, ya, number, laid_out=not isinstance(x, np.ndarray))

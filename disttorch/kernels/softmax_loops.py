@@ -7,8 +7,9 @@ vectorised ``reduce_all``: 16 lanes at a time into one accumulator (the last, pa
 only into its first lanes), then the 16 lanes folded in a tree (lane ``i`` plus lane
 ``i ^ 8``, then ``i ^ 4``, ``i ^ 2``, ``i ^ 1``); a row shorter than 16 left to right. A
 softmax is then the ``exp`` values times ``1 / sum``, a log-softmax the differences minus
-SLEEF's ``logf`` of the sum (:func:`.vec_log_loops.logf`). Every float32 operation rounds
-on its own (``njit(contract=False)``).
+SLEEF's ``logf`` of the sum (:func:`.vec_log_loops.logf`; a row holding NaN or ``+inf`` has
+a NaN sum, so every element is NaN, as PyTorch's). Every float32 operation rounds on its own
+(``njit(contract=False)``).
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled
+from .tensor_iterator import by_inner_loops
 
 __all__ = ["compiled_exp", "loop_exp", "loop_expm1", "one_plus_exp_neg", "sleef_exp"]
 
@@ -32,20 +33,23 @@ def compiled_exp() -> bool:
 
 
 def one_plus_exp_neg(x: np.ndarray) -> np.ndarray | None:
-    """``1 + exp(-x)`` of float32 ``x`` as PyTorch's kernels compute it (``x`` taken in C
-    order), or ``None`` without numba. ``1 / that`` is their ``sigmoid``, ``x / that`` ``silu``."""
+    """``1 + exp(-x)`` of float32 ``x`` as PyTorch's kernels compute it (``x`` walked as
+    ``TensorIterator`` walks it), or ``None`` without numba. ``1 / that`` is their
+    ``sigmoid``, ``x / that`` ``silu``."""
     loops = compiled(_load_loops)
     if loops is None:
         return None
-    flat = np.ascontiguousarray(x).reshape(-1)
-    cut = flat.size - flat.size % 32  # whole vector steps; the rest is the scalar loop's
-    u, q = np.empty(cut, np.float32), np.empty(cut, np.int32)
-    loops.reduce(flat[:cut], u, q)
-    with np.errstate(over="ignore"):
-        e = np.ldexp(u, q, out=u)  # SLEEF's scaling, two exact steps or one rounding: the same
-    out = np.empty(flat.shape, np.float32)
-    loops.one_plus(flat, e, out)
-    return out.reshape(np.shape(x))
+
+    def compute(flat: np.ndarray, cut: int) -> np.ndarray:  # (the rest is the scalar loop's)
+        u, q = np.empty(cut, np.float32), np.empty(cut, np.int32)
+        loops.reduce(flat[:cut], u, q)
+        with np.errstate(over="ignore"):
+            e = np.ldexp(u, q, out=u)  # SLEEF's scaling, two exact steps or one rounding: the same
+        out = np.empty(flat.shape, np.float32)
+        loops.one_plus(flat, e, out)
+        return out
+
+    return by_inner_loops(np.asarray(x, np.float32), compute)
 
 
 def sleef_exp(x: np.ndarray) -> np.ndarray:
@@ -63,18 +67,21 @@ def sleef_exp(x: np.ndarray) -> np.ndarray:
 
 def loop_exp(x: np.ndarray) -> np.ndarray:
     """Float32 ``exp(x)`` as a PyTorch kernel that calls ``exp`` inside its element loop
-    (``elu``'s backward) computes it, ``x`` taken in C order: SLEEF's ``expf`` on whole
-    32-element blocks, the C library's on the elements after them. Without numba, NumPy's."""
-    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    cut = flat.size - flat.size % 32
-    out = np.empty(flat.shape, np.float32)
-    out[:cut] = sleef_exp(flat[:cut])
+    (``elu``'s backward) computes it, ``x`` walked as ``TensorIterator`` walks it: SLEEF's
+    ``expf`` on whole 32-element blocks, the C library's on the elements after them. Without
+    numba, NumPy's."""
     loops = compiled(_load_loops)
-    if loops is None:
-        out[cut:] = np.exp(flat[cut:].astype(np.float64))
-    else:
-        loops.c_exp(flat[cut:], out[cut:])
-    return out.reshape(np.shape(x))
+
+    def compute(flat: np.ndarray, cut: int) -> np.ndarray:
+        out = np.empty(flat.shape, np.float32)
+        out[:cut] = sleef_exp(flat[:cut])
+        if loops is None:
+            out[cut:] = np.exp(flat[cut:].astype(np.float64))
+        else:
+            loops.c_exp(flat[cut:], out[cut:])
+        return out
+
+    return by_inner_loops(np.asarray(x, np.float32), compute)
 
 
 def _load_expm1_loop():
@@ -85,14 +92,16 @@ def _load_expm1_loop():
 
 def loop_expm1(x: np.ndarray) -> np.ndarray:
     """Float32 ``expm1(x)`` as a PyTorch kernel that calls it inside its element loop
-    (``elu``) computes it, ``x`` taken in C order: SLEEF's ``expm1f`` on whole 32-element
-    blocks, the C library's on the elements after them. Without numba, NumPy's."""
+    (``elu``) computes it, ``x`` walked as ``TensorIterator`` walks it: SLEEF's ``expm1f`` on
+    whole 32-element blocks, the C library's on the elements after them. Without numba, NumPy's."""
     loops = compiled(_load_expm1_loop)
     if loops is None:
         return np.expm1(x)
-    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    cut = flat.size - flat.size % 32
-    out = np.empty(flat.shape, np.float32)
-    loops.expm1(flat[:cut], out[:cut])
-    loops.c_expm1(flat[cut:], out[cut:])
-    return out.reshape(np.shape(x))
+
+    def compute(flat: np.ndarray, cut: int) -> np.ndarray:
+        out = np.empty(flat.shape, np.float32)
+        loops.expm1(flat[:cut], out[:cut])
+        loops.c_expm1(flat[cut:], out[cut:])
+        return out
+
+    return by_inner_loops(np.asarray(x, np.float32), compute)

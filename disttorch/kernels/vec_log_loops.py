@@ -120,7 +120,10 @@ def _log_reduce(a):  # pragma: no cover - compiled
 
 @njit(contract=False)
 def logf(a):  # pragma: no cover - compiled
-    """SLEEF's 1-ulp ``logf`` of a positive normal float32 ``a`` (a softmax row's sum)."""
+    """SLEEF's 1-ulp ``logf`` of a positive normal float32 ``a`` (a softmax row's sum), or
+    NaN for NaN (a row holding NaN, or ``inf - inf``)."""
+    if a != a:
+        return a
     e, xh, xl = _log_reduce(a)
     x2 = _F(xh * xh)
     t = _fma(_F(0.3027294874), x2, _F(0.3996108174))

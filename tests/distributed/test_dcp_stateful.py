@@ -142,10 +142,41 @@ def test_plain_values_load_back_as_they_were_and_nothing_is_pickled(tmp_path):
     crafted = json.loads(metadata.read_text())
     crafted["plain"]["loader"] = {"numpy": ["|O", "", [1]]}  # an array of Python objects
     metadata.write_text(json.dumps(crafted))
-    with pytest.raises(ValueError, match="plain value is malformed"):
+    with pytest.raises(ValueError, match="plain value 'loader' is malformed"):
         dcp.load({"loader": None}, checkpoint_id=tmp_path / "c")
     with pytest.raises(dcp.CheckpointException, match="'obj' holds a value of type object"):
         dcp.save({"obj": object()}, checkpoint_id=tmp_path / "d")
+
+
+def test_plain_values_of_every_kind_and_loose_tags_refused(tmp_path):
+    """A structured NumPy array keeps its fields (it came back as raw bytes) and a
+    ``bytearray`` stays one; a dict keyed by a tuple, ``frozenset`` or negative ``int`` saves
+    (the save failed 'frozenset is not JSON serializable', and a negative key's checkpoint was
+    refused on load); a tag of another form or with other fields is refused naming its key."""
+    import json
+
+    import numpy as np
+
+    import disttorch as dt
+    import disttorch.distributed.checkpoint as dcp
+
+    values = {
+        "rec": np.array([(1.5, 2)], dtype=[("a", "<f4"), ("b", "<i2")]),
+        "buf": bytearray(b"ab"),
+        "keys": {(1, 2): "t", frozenset({3}): "f", -1: "n"},
+    }
+    dcp.save({"w": dt.ones(1), **values}, checkpoint_id=tmp_path / "c")
+    loaded = {"w": dt.zeros(1), "rec": None, "buf": None, "keys": dict.fromkeys(values["keys"])}
+    dcp.load(loaded, checkpoint_id=tmp_path / "c")
+    assert loaded["rec"].dtype == values["rec"].dtype and loaded["rec"].tolist() == [(1.5, 2)]
+    assert type(loaded["buf"]) is bytearray and loaded["keys"] == values["keys"]
+    metadata = tmp_path / "c" / ".metadata"
+    crafted = json.loads(metadata.read_text())
+    for bad in ({"tuple": "abc"}, {"bytes": "", "tuple": []}, {"set": [], "frozen": "yes"}):
+        crafted["plain"]["buf"] = bad  # (each loaded before: ('a', 'b', 'c'), b'', a frozenset)
+        metadata.write_text(json.dumps(crafted))
+        with pytest.raises(ValueError, match="plain value 'buf' is malformed"):
+            dcp.load({"buf": None}, checkpoint_id=tmp_path / "c")
 
 
 def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):

@@ -50,6 +50,13 @@ def _worker(rank: int, world: int) -> dict:
         pg.allreduce([t, t])
     except ValueError as error:
         out["two"] = str(error)
+    plain = torch.ones(2)  # PyTorch's third form: one tensor, no list
+    pg.allreduce(plain, dist.ReduceOp.SUM).wait()
+    out["plain"] = plain.tolist()
+    try:  # (an AttributeError on rootRank before)
+        pg.broadcast([plain], dist.AllreduceOptions())
+    except TypeError as error:
+        out["wrong_options"] = str(error)
     dist.destroy_process_group()
     return out
 
@@ -69,6 +76,8 @@ def test_collective_methods_return_work_and_compute_as_the_functions(ranks):
         assert out["reduce_scatter"] == 2.0 * (1 + rank)
         assert out["barrier"] == ("Work", True)
         assert out["two"] == "ProcessGroup.allreduce: expected a list of one tensor, got 2"
+        assert out["plain"] == [2.0, 2.0]
+        assert out["wrong_options"].endswith("expected BroadcastOptions, got AllreduceOptions")
 
 
 def test_send_and_recv_methods_use_the_groups_ranks(ranks):

@@ -100,3 +100,53 @@ def test_float32_powers_give_pytorch_bits(torch):
         ours = dt.pow(*(dt.from_numpy(v) if isinstance(v, np.ndarray) else v for v in (a, b))).numpy()
         theirs = torch.pow(*(torch.from_numpy(v) if isinstance(v, np.ndarray) else v for v in (a, b))).numpy()
         np.testing.assert_array_equal(ours, theirs, err_msg=f"{np.shape(a)} ** {np.shape(b)}")
+
+
+def test_float32_general_powers_of_0_dim_and_empty_tensors():
+    # (the float32 general power failed on both: 'shapes [] and [] are not broadcastable')
+    assert (dt.tensor(4.0) ** 0.5000001).shape == () and (2.0 ** dt.tensor(3.0)).item() == 8.0
+    assert dt.pow(dt.tensor(4.0), dt.tensor(0.7)).item() == pytest.approx(4.0**0.7)
+    assert (dt.zeros(0) ** 0.7).shape == (0,) and (dt.zeros(2, 0) ** dt.zeros(2, 1)).shape == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64])
+def test_negative_zero_to_a_half_integer_power_is_positive(dtype):
+    # C's pow (and PyTorch): pow(-0.0, 2.5) is +0.0 and pow(-0.0, -2.5) +inf
+    x = dt.tensor([-0.0, -4.0], dtype=dtype)
+    for e, want in ((2.5, 0.0), (-2.5, np.inf), (1.5, 0.0), (-3.5, np.inf)):
+        got = (x**e).numpy()
+        assert got[0] == want and not np.signbit(got[0]) and np.isnan(got[1]), (e, got)
+
+
+def test_negative_powers_whose_positive_power_overflows():
+    # 1e103 ** -3 is 1e-309 (subnormal), as C's pow: it was 1 / inf, 0 (-1 and -2 stay
+    # PyTorch's 1 / x and 1 / (x * x), which give 0 there too)
+    x = np.array([1e103, 2e103, -1e103, 1e210, 1e-103], dtype=np.float64)
+    for e in (-3, -4, -1.5, -2.5):
+        got = (dt.from_numpy(x) ** e).numpy()
+        with np.errstate(all="ignore"):
+            want = np.power(x, e)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+    assert (dt.tensor([1e160], dtype=dt.float64) ** -2).item() == 0.0
+
+
+@pytest.mark.skipif(not compiled_pow(), reason="needs numba (the fast extra)")
+def test_float32_powers_of_strided_views_give_pytorch_bits(torch):
+    """PyTorch walks a transposed or expanded operand in its memory order and takes a strided
+    inner loop (a column slice) without SLEEF; a number base lays the result out first (the
+    blocks were cut in the logical order: 14% of a sliced power's elements were off)."""
+    x = (np.abs(X[:3500]) + np.float32(0.1)).reshape(70, 50)
+    y = RNG.standard_normal((70, 50)).astype(np.float32)
+    cases = [
+        lambda m, a, b: a.t() ** 0.7,
+        lambda m, a, b: a[:, ::3] ** 0.7,
+        lambda m, a, b: a[:1].expand(70, 50) ** b,
+        lambda m, a, b: a.reshape(7, 10, 50).permute(2, 0, 1) ** 1.3,
+        lambda m, a, b: a.t() ** b.t(),
+        lambda m, a, b: 2.5 ** b.t(),
+        lambda m, a, b: a[0, 0] ** b.t(),
+    ]
+    for i, case in enumerate(cases):
+        ours = case(dt, dt.from_numpy(x), dt.from_numpy(y)).contiguous().numpy()
+        theirs = case(torch, torch.from_numpy(x), torch.from_numpy(y)).contiguous().numpy()
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"case {i}")

@@ -143,3 +143,12 @@ def test_float32_last_dim_softmax_gives_pytorch_bits(torch):
             ours = getattr(dt.nn.functional, name)(dt.from_numpy(x), dim=-1).numpy()
             theirs = getattr(torch.nn.functional, name)(torch.from_numpy(x), dim=-1).numpy()
             np.testing.assert_array_equal(ours, theirs, err_msg=f"{name} {shape}")
+
+
+def test_float32_log_softmax_of_a_row_with_nan_or_inf_is_nan():
+    # PyTorch's: the row's sum is NaN (exp(inf - inf), or a NaN element), so every element is
+    # (SLEEF's logf of a NaN sum once gave 88.4 and left finite or -inf elements)
+    rows = dt.tensor([[1.0, np.nan, 2.0], [1.0, np.inf, 2.0], [np.inf, -np.inf, 0.0]])
+    for x in (rows, rows.repeat(1, 7), rows.t().contiguous().t()):  # short and 16-lane rows
+        assert np.isnan(dt.log_softmax(x, -1).numpy()).all()
+        assert np.isnan(dt.softmax(x, -1).numpy()).all()

@@ -88,6 +88,28 @@ def test_compiles_are_counted_and_dynamo_run_reuses_them_as_pytorchs(real_torch)
 
 
 @pytest.mark.parity
+def test_inputs_other_than_tensors_are_guarded_as_pytorchs(real_torch):
+    # a bool, string or number input, and a list given for a tuple, reused the first graph;
+    # a compile that captured nothing counted a graph, and its frame was compiled again
+    def run(T) -> list:
+        counters, x = T._dynamo.utils.counters, T.ones(3)
+        counters.clear()
+
+        def f(x, flag, n, mode, ts):
+            return (x * n if flag else x - n) + sum(ts) if mode == "a" else x
+
+        compiled = T.compile(f, backend="eager")
+        for args in [(True, 2, "a", [x]), (False, 3, "a", [x]), (False, 4, "a", [x]), (False, 4, "a", (x,))]:
+            compiled(x, *args)  # (a bool changed; a number changed: dynamic from then on; a tuple)
+        compiled(ts=[x], x=x, n=4, mode="a", flag=False)  # (keywords: the same locals)
+        compiled(x, True, 4, "b", [x])  # nothing captured: the frame is skipped from then on
+        compiled(x, True, 4, "a", [x, x])
+        return [dict(counters["stats"]), dict(counters["frames"])]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
 def test_config_settings_hold_per_thread_as_pytorchs(real_torch):
     # a patch or an assignment was the process's
     def run(T) -> list:

@@ -72,13 +72,15 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
 
 
 def leaf_paths(obj: Any, prefix: str = "", path: tuple = ()) -> dict[str, list]:
-    """Dotted key (as :func:`flatten` names it) -> the dict keys (``str``/``int``) and list
-    indices (``[i]``) leading to that leaf: the nesting a dotted key loses when names hold
-    dots (``model`` -> ``net1.weight``), in a form JSON keeps."""
+    """Dotted key (as :func:`flatten` names it) -> the dict keys (``str``/``int`` from 0; any
+    other key as its ``str``, as PyTorch's paths name every key) and list indices (``[i]``)
+    leading to that leaf: the nesting a dotted key loses when names hold dots (``model`` ->
+    ``net1.weight``), in a form JSON keeps."""
     out: dict[str, list] = {}
     items = obj.items() if isinstance(obj, dict) else enumerate(obj)
     for k, v in items:
-        key, step = f"{prefix}{k}", (k if isinstance(obj, dict) else [k])
+        step = [k] if not isinstance(obj, dict) else k if isinstance(k, str) or _count(k) else str(k)
+        key = f"{prefix}{k}"
         if isinstance(v, (dict, list)) and not isinstance(v, Tensor):
             out.update(leaf_paths(v, key + ".", (*path, step)))
         else:

@@ -2,9 +2,11 @@
 
 PyTorch pickles them; a disttorch checkpoint runs no code when loaded, so each value is kept as
 JSON, what JSON lacks under a one-key tag: ``{"bytes": base64}`` (``bytes``; with ``"io"``: an
-``io.BytesIO``), ``{"tuple": [...]}``, ``{"set": [...]}`` (``"frozen"``: a ``frozenset``),
-``{"dict": [[key, value], ...]}`` (keys of any kept type, order kept) and ``{"numpy": [dtype,
-base64, shape]}`` (an array; ``shape`` ``null``: a NumPy scalar). Inside a kept value every
+``io.BytesIO``, ``"mutable"``: a ``bytearray``), ``{"tuple": [...]}``, ``{"set": [...]}``
+(``"frozen"``: a ``frozenset``), ``{"dict": [[key, value], ...]}`` (keys of any kept type, order
+kept) and ``{"numpy": [dtype, base64, shape]}`` (an array, its dtype as NumPy's ``.npy`` files
+describe it, so structured ones keep their fields; ``shape`` ``null``: a NumPy scalar). A tag with
+other fields or of another form is refused on load. Inside a kept value every
 dict is tagged, so a tag is never a value's own dict. Numbers, strings, ``None`` and lists are
 JSON's own. Anything else (an arbitrary object) is refused at the save, naming it: a tuple
 comes back a tuple (``random.setstate`` takes it) and NumPy's random state saves, as with PyTorch.
@@ -35,13 +37,16 @@ def plain_to_json(value: Any, key: str = "") -> Any:
                 f"dcp.save: '{key}' is a NumPy array of Python objects, which a checkpoint cannot keep"
             )
         shape = list(array.shape) if isinstance(value, np.ndarray) else None
-        return {"numpy": [array.dtype.str, _b64(np.ascontiguousarray(array).tobytes()), shape]}
+        descr = np.lib.format.dtype_to_descr(array.dtype)
+        return {"numpy": [descr, _b64(np.ascontiguousarray(array).tobytes()), shape]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, io.BytesIO):
         return {"bytes": _b64(value.getvalue()), "io": True}
-    if isinstance(value, (bytes, bytearray)):
-        return {"bytes": _b64(bytes(value))}
+    if isinstance(value, bytearray):
+        return {"bytes": _b64(bytes(value)), "mutable": True}
+    if isinstance(value, bytes):
+        return {"bytes": _b64(value)}
     if isinstance(value, list):
         return [plain_to_json(v, key) for v in value]
     if isinstance(value, tuple):
@@ -58,12 +63,32 @@ def plain_to_json(value: Any, key: str = "") -> Any:
     )
 
 
-def plain_from_json(stored: Any) -> Any:
-    """The value :func:`plain_to_json` kept. Raises ``ValueError`` on a malformed tag."""
+def plain_from_json(stored: Any, key: str = "") -> Any:
+    """The value :func:`plain_to_json` kept. Raises ``ValueError`` naming ``key`` on a malformed tag."""
     try:
         return _decode(stored)
     except (binascii.Error, TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
-        raise ValueError(f"a checkpoint's plain value is malformed: {type(exc).__name__}: {exc}") from None
+        raise ValueError(
+            f"a checkpoint's plain value '{key}' is malformed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+#: each tag's optional flags (booleans)
+_FLAGS = {"bytes": ("io", "mutable"), "tuple": (), "set": ("frozen",), "dict": (), "numpy": ()}
+
+
+def _tag(stored: dict) -> str:
+    """The one tag of ``stored``, its fields checked."""
+    tags = [name for name in _FLAGS if name in stored]
+    if len(tags) != 1:
+        raise ValueError(f"an object with no known tag, or several: {sorted(stored)[:3]}")
+    tag = tags[0]
+    extra = set(stored) - {tag, *_FLAGS[tag]}
+    if extra or not all(isinstance(stored.get(flag, False), bool) for flag in _FLAGS[tag]):
+        raise ValueError(f"a {tag!r} tag with other fields, or a flag not true or false: {sorted(stored)}")
+    if tag != "bytes" and not isinstance(stored[tag], list):
+        raise ValueError(f"a {tag!r} tag holding {type(stored[tag]).__name__}, not a list")
+    return tag
 
 
 def _decode(stored: Any) -> Any:
@@ -71,21 +96,25 @@ def _decode(stored: Any) -> Any:
         return [_decode(v) for v in stored]
     if not isinstance(stored, dict):
         return stored
-    if "bytes" in stored:
+    tag = _tag(stored)
+    if tag == "bytes":
         data = base64.b64decode(stored["bytes"], validate=True)
-        return io.BytesIO(data) if stored.get("io") else data
-    if "tuple" in stored:
+        return io.BytesIO(data) if stored.get("io") else bytearray(data) if stored.get("mutable") else data
+    if tag == "tuple":
         return tuple(_decode(v) for v in stored["tuple"])
-    if "set" in stored:
+    if tag == "set":
         return (frozenset if stored.get("frozen") else set)(_decode(v) for v in stored["set"])
-    if "dict" in stored:
+    if tag == "dict":
         return {_decode(k): _decode(v) for k, v in stored["dict"]}
-    if "numpy" in stored:
-        dtype, data, shape = stored["numpy"]
-        dtype = np.dtype(dtype)
-        if dtype.hasobject:
-            raise ValueError("a NumPy array of Python objects")
-        raw = base64.b64decode(data, validate=True)
-        array = np.frombuffer(raw, dtype=dtype).copy()  # (a size the bytes do not hold raises)
-        return array.reshape(shape) if shape is not None else array.reshape(())[()]
-    raise ValueError(f"an object with no known tag: {sorted(stored)[:3]}")
+    descr, data, shape = stored["numpy"]
+    if shape is not None and not (
+        isinstance(shape, list)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+    ):
+        raise ValueError(f"a NumPy array's shape must be a list of sizes, got {shape!r}")
+    dtype = np.lib.format.descr_to_dtype(descr)
+    if dtype.hasobject:
+        raise ValueError("a NumPy array of Python objects")
+    raw = base64.b64decode(data, validate=True)
+    array = np.frombuffer(raw, dtype=dtype).copy()  # (a size the bytes do not hold raises)
+    return array.reshape(shape) if shape is not None else array.reshape(())[()]

@@ -27,7 +27,7 @@ def dcp_to_torch_save(dcp_checkpoint_dir: str | os.PathLike, torch_save_path: st
     wait_for_background_saves(directory)
     metadata = read_metadata(directory)
     files: dict[int, Any] = {}
-    leaves: dict[str, Any] = {key: plain_from_json(value) for key, value in metadata["plain"].items()}
+    leaves: dict[str, Any] = {key: plain_from_json(value, key) for key, value in metadata["plain"].items()}
     for key, spec in metadata["tensors"].items():
         shape = tuple(spec["shape"])
         rows = shape or (1,)  # a 0-d tensor is laid out as one row

@@ -165,6 +165,6 @@ def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
             np.copyto(value._data, data.reshape(value._data.shape).astype(value._data.dtype, copy=False))
             value._bump_version()
         elif key in metadata["plain"]:
-            container[index] = plain_from_json(metadata["plain"][key])
+            container[index] = plain_from_json(metadata["plain"][key], key)
         else:
             raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
