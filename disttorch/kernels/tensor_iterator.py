@@ -75,14 +75,18 @@ def iteration(shape: tuple[int, ...], *operands: np.ndarray) -> tuple[list[int],
     return order, run, vectorised
 
 
-def by_inner_loops(x: np.ndarray, compute: Callable[[np.ndarray, int], np.ndarray]) -> np.ndarray:
+def by_inner_loops(
+    x: np.ndarray, compute: Callable[[np.ndarray, int], np.ndarray], like: np.ndarray | None = None
+) -> np.ndarray:
     """A float32 unary kernel over ``x`` as PyTorch runs it: ``compute(flat, cut)`` gives
     ``flat``'s results, its first ``cut`` elements taken as whole vector blocks and the rest
     by the scalar loop; it is handed ``x``'s elements in ``TensorIterator``'s order, the blocks
-    of every inner loop together, and the results come back in ``x``'s shape."""
+    of every inner loop together, and the results come back in ``x``'s shape. ``like``: the
+    operand whose layout decides that order, where ``x`` was computed from it in a fresh
+    array (PyTorch's kernel computes that argument inside its loop over the operand)."""
     if not x.size:
         return compute(x.reshape(-1), 0).reshape(x.shape)
-    order, run, vectorised = iteration(x.shape, x)
+    order, run, vectorised = iteration(x.shape, x if like is None else like)
     walked = np.transpose(x, order)
     rows = np.ascontiguousarray(walked).reshape(-1, run)
     cut = run - run % 32 if vectorised else 0

@@ -90,10 +90,11 @@ def _load_expm1_loop():
     return vec_expm1_loops
 
 
-def loop_expm1(x: np.ndarray) -> np.ndarray:
+def loop_expm1(x: np.ndarray, like: np.ndarray | None = None) -> np.ndarray:
     """Float32 ``expm1(x)`` as a PyTorch kernel that calls it inside its element loop
-    (``elu``) computes it, ``x`` walked as ``TensorIterator`` walks it: SLEEF's ``expm1f`` on
-    whole 32-element blocks, the C library's on the elements after them. Without numba, NumPy's."""
+    (``elu``) computes it, ``x`` walked as ``TensorIterator`` walks it (or walks ``like``, the
+    operand ``x`` was computed from): SLEEF's ``expm1f`` on whole 32-element blocks, the C
+    library's on the elements after them. Without numba, NumPy's."""
     loops = compiled(_load_expm1_loop)
     if loops is None:
         return np.expm1(x)
@@ -104,4 +105,4 @@ def loop_expm1(x: np.ndarray) -> np.ndarray:
         loops.c_expm1(flat[cut:], out[cut:])
         return out
 
-    return by_inner_loops(np.asarray(x, np.float32), compute)
+    return by_inner_loops(np.asarray(x, np.float32), compute, like)

@@ -150,7 +150,7 @@ class Elu(Function):
         def value(p: np.ndarray, v: np.ndarray) -> np.ndarray:
             w = v.astype(wide, copy=False)
             arg = np.copysign(np.minimum(w, 0), w) * one(input_scale)  # -0.0 stays
-            neg = loop_expm1(arg) if wide == np.float32 else np.expm1(arg)
+            neg = loop_expm1(arg, like=v) if wide == np.float32 else np.expm1(arg)
             neg *= one(alpha) * one(scale)
             return np.where(p, w * one(scale) if scale != 1 else w, neg).astype(v.dtype, copy=False)
 
