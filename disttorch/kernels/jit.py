@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = ["compiled", "njit"]
 logger = logging.getLogger("disttorch.kernels")
 
 _built: dict[Callable[[], Any], Any] = {}
+_guard: list = []  # the listener of _keep_warnings_shown, once installed
 
 
 def compiled(build: Callable[[], Any]) -> Any:
@@ -48,6 +50,44 @@ def njit(contract: bool = True) -> Callable:
     infinity or NaN instead of raising (without that check, divisions vectorise)."""
     import numba
 
+    _keep_warnings_shown()
     if contract:
         return numba.njit(cache=True, nogil=True, fastmath={"contract"})
     return numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+
+def _keep_warnings_shown() -> None:
+    """numba's compiler (and its cache loader) leaves many ``warnings.catch_warnings``
+    blocks, and Python forgets at each which warnings it already showed (the ``default``
+    action's once per line): a kernel compiled in the middle of a program would show the
+    program's warnings again, where PyTorch shows them once. While numba holds its compiler
+    lock, restoring the filters on leaving such a block is not counted as a change of them."""
+    if _guard:
+        return
+    from numba.core import event
+
+    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(warnings, n)]
+
+    class _Guard(event.Listener):
+        depth = 0
+        saved: list = []
+
+        def on_start(self, ev: Any) -> None:
+            if self.depth == 0:
+                self.saved = [getattr(warnings, n) for n in names]
+                for n in names:
+                    setattr(warnings, n, _unchanged)
+            self.depth += 1
+
+        def on_end(self, ev: Any) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                for n, f in zip(names, self.saved):
+                    setattr(warnings, n, f)
+
+    _guard.append(_Guard())
+    event.register("numba:compiler_lock", _guard[0])
+
+
+def _unchanged(*args: Any) -> None:
+    """Stands for ``warnings._filters_mutated`` while numba compiles (see above)."""
