@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -69,21 +70,24 @@ def _keep_warnings_shown() -> None:
     names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(warnings, n)]
 
     class _Guard(event.Listener):
-        depth = 0
+        depth = 0  # threads inside or waiting for the lock (numba counts a waiting one in)
         saved: list = []
+        lock = threading.Lock()
 
         def on_start(self, ev: Any) -> None:
-            if self.depth == 0:
-                self.saved = [getattr(warnings, n) for n in names]
-                for n in names:
-                    setattr(warnings, n, _unchanged)
-            self.depth += 1
+            with self.lock:
+                if self.depth == 0:
+                    self.saved = [getattr(warnings, n) for n in names]
+                    for n in names:
+                        setattr(warnings, n, _unchanged)
+                self.depth += 1
 
         def on_end(self, ev: Any) -> None:
-            self.depth -= 1
-            if self.depth == 0:
-                for n, f in zip(names, self.saved):
-                    setattr(warnings, n, f)
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    for n, f in zip(names, self.saved):
+                        setattr(warnings, n, f)
 
     _guard.append(_Guard())
     event.register("numba:compiler_lock", _guard[0])
