@@ -2,6 +2,7 @@
 (gradients stay right), version counters shared with views, and the error when backward
 needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
 
+import copy
 import warnings
 
 import numpy as np
@@ -267,6 +268,9 @@ def _no_grad_view_story(L):
         L.autograd.grad((v * 2).sum(), v)
     with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
         v.backward(L.ones(2))
+    c = copy.deepcopy(v)  # a leaf of its own
+    c.backward(L.ones(2))
+    seen += [c.grad.tolist(), c.is_leaf, c._is_view()]
     v.requires_grad_(False)
     seen.append(v.requires_grad)  # its base requires grad: it still does
     with L.no_grad():
