@@ -379,6 +379,12 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if requires_grad:
             _inference.check_requires_grad(self._version_box)
+        if self._base is not None and self._base._rg:  # a view made in no_grad mode (see mark_view)
+            if requires_grad:
+                self.__dict__.pop("_rg_from_base", None)  # now a leaf of its own
+            else:
+                self._rg_from_base = True  # it still requires grad through its base, as in PyTorch
+                requires_grad = True
         self._rg = bool(requires_grad)
         return self
 

@@ -44,7 +44,7 @@ def _root_grads(outputs: list, grad_outputs: list) -> list:
         )
     grads = []
     for i, out in enumerate(outputs):
-        if not out._rg:
+        if not out._rg or out._base is not None and "_rg_from_base" in out.__dict__:  # (see mark_view)
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         g = grad_outputs[i] if grad_outputs else None
         if g is None:

@@ -259,8 +259,8 @@ def _run(
                 e = (t.node, t.output_nr)
             elif not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            else:
-                e = gradient_edge(t)
+            else:  # a view made in no_grad mode has no edge: a node of its own, never reached
+                e = gradient_edge(t) or (object(), 0)
             input_edges.append(e)
             capture.setdefault((id(e[0]), e[1]), i)
         needed = _needed(deps, root_nodes, {e[0] for e in input_edges})

@@ -484,7 +484,7 @@ def named_node(out: Any, name: str, inputs: tuple | None = None) -> Any:
         show_name(first.grad_fn)
         if inputs is not None:
             first.grad_fn._shown_edges = tuple(
-                gradient_edge(t) if isinstance(t, Tensor) and t._rg else (None, 0) for t in inputs
+                (gradient_edge(t) if isinstance(t, Tensor) and t._rg else None) or (None, 0) for t in inputs
             )
     return out
 
@@ -556,11 +556,17 @@ class GradientEdge(NamedTuple):
 
 def gradient_edge(t: Tensor) -> tuple:
     """(node, output_nr) that gradients for ``t`` flow into: its ``grad_fn``, or the leaf's
-    ``AccumulateGrad`` node (made once and kept while the graph holds it)."""
+    ``AccumulateGrad`` node (made once and kept while the graph holds it); None for a view
+    made in no_grad mode that requires grad only through its base (``mark_view``), which may
+    no longer be used once its memory changed in place, as in PyTorch."""
     if t.grad_fn is not None:
         if t._base is not None and t._version_box[0] != t._view_version:
             t._refresh_view()  # a view whose memory changed in place (bound by disttorch.ops)
         return (t.grad_fn, t._output_nr)
+    if t._base is not None and t.__dict__ and "_rg_from_base" in t.__dict__:
+        if t._version_box[0] != t._view_version:
+            raise RuntimeError(_NO_GRAD_VIEW_CHANGED)
+        return None
     acc = t._acc() if t._acc is not None else None
     if acc is None:
         acc = AccumulateGrad(t)
@@ -645,17 +651,33 @@ def mark_view(view: Any, source: Any) -> None:
     """Record that ``view`` shows ``source``'s memory: it shares the version counter, and
     remembers the base tensor (so in-place ops on the view can update the base's graph).
     A view made in no_grad mode of a tensor that requires grad, and a view of a view that
-    may not be modified in place (see ``ops.inplace.check_inplace``), are tagged so."""
+    may not be modified in place (see ``ops.inplace.check_inplace``), are tagged so; the
+    former requires grad through its base, as PyTorch's, as a leaf whose gradients flow
+    nowhere (see ``gradient_edge``)."""
     view._version_box = source._version_box
-    view._base = source if source._base is None else source._base
+    base = view._base = source if source._base is None else source._base
     view._view_version = source._version_box[0]  # a later change makes the view re-derive its node
+    if not _grad_state.value:
+        if source._rg or base._rg:
+            view._view_creation = NO_GRAD_VIEW_TAG
+            view._rg = True
+            view._rg_from_base = True
+        return
     if source.__dict__:
         tag = source.__dict__.get("_view_creation")
         if tag is not None:
             view._view_creation = (tag[0], None)  # (None: a view of such a view)
-            return
-    if not _grad_state.value and (source._rg or (source._base is not None and source._base._rg)):
-        view._view_creation = ("no_grad", "")
+
+
+NO_GRAD_VIEW_TAG = ("no_grad", "")
+
+_NO_GRAD_VIEW_CHANGED = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
 
 
 def log_view(view: Any, source: Any, remake: Callable[[Any], Any]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = ["compiled", "njit"]
 logger = logging.getLogger("disttorch.kernels")
 
 _built: dict[Callable[[], Any], Any] = {}
+_guard: list = []  # the listener of _keep_warnings_shown, once installed
 
 
 def compiled(build: Callable[[], Any]) -> Any:
@@ -32,8 +34,6 @@ def compiled(build: Callable[[], Any]) -> Any:
         return None
     if build not in _built:
         try:
-            if not _built:
-                _load_numba_target()
             _built[build] = build()
         except ImportError:  # numba missing, or too old/new for this NumPy
             _built[build] = None
@@ -41,31 +41,6 @@ def compiled(build: Callable[[], Any]) -> Any:
             logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
             _built[build] = None
     return _built[build]
-
-
-def _load_numba_target() -> None:
-    """Load numba's CPU target now, keeping Python's record of the warnings it has shown.
-
-    The first compile or cache load does this loading, which imports ``numba.np.linalg`` and
-    through it SciPy, whose import changes the warning filters and puts them back
-    (``catch_warnings``). Python forgets at every such change which warnings each line has
-    shown, so a warning of the program's loop (a deprecation, a DataLoader's) that PyTorch
-    prints once came back once after the first kernel. Changes that leave the filters as
-    they were are not counted here; a lasting change still is."""
-    from numba.core.registry import cpu_target
-
-    mutated = getattr(warnings, "_filters_mutated", None)  # CPython's hook (3.8-3.13)
-    if mutated is None:
-        cpu_target.target_context.refresh()
-        return
-    before = list(warnings.filters)
-    warnings._filters_mutated = lambda: None
-    try:
-        cpu_target.target_context.refresh()
-    finally:
-        warnings._filters_mutated = mutated
-        if warnings.filters != before:
-            mutated()
 
 
 def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
@@ -77,6 +52,52 @@ def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
     (without that check, divisions vectorise)."""
     import numba
 
+    _keep_warnings_shown()
     error_model = "numpy" if numpy_division or not contract else "python"
     fastmath = {"contract"} if contract else False
     return numba.njit(cache=True, nogil=True, fastmath=fastmath, error_model=error_model)
+
+
+def _keep_warnings_shown() -> None:
+    """numba's compiler (and its cache loader) leaves many ``warnings.catch_warnings``
+    blocks, and Python forgets at each which warnings it already showed (the ``default``
+    action's once per line): a kernel compiled in the middle of a program would show the
+    program's warnings again, where PyTorch shows them once. While numba holds its compiler
+    lock, restoring the filters on leaving such a block is not counted as a change of them;
+    filters that differ when it lets go (a lasting change) still are."""
+    if _guard:
+        return
+    from numba.core import event
+
+    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(warnings, n)]
+
+    class _Guard(event.Listener):
+        depth = 0  # threads inside or waiting for the lock (numba counts a waiting one in)
+        saved: list = []
+        filters: list = []
+        lock = threading.Lock()
+
+        def on_start(self, ev: Any) -> None:
+            with self.lock:
+                if self.depth == 0:
+                    self.saved = [getattr(warnings, n) for n in names]
+                    self.filters = list(warnings.filters)
+                    for n in names:
+                        setattr(warnings, n, _unchanged)
+                self.depth += 1
+
+        def on_end(self, ev: Any) -> None:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    for n, f in zip(names, self.saved):
+                        setattr(warnings, n, f)
+                    if warnings.filters != self.filters and self.saved:
+                        self.saved[0]()
+
+    _guard.append(_Guard())
+    event.register("numba:compiler_lock", _guard[0])
+
+
+def _unchanged(*args: Any) -> None:
+    """Stands for ``warnings._filters_mutated`` while numba compiles (see above)."""

@@ -24,7 +24,7 @@ from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
 from ..autograd import autocast_state
-from ..autograd.function import Function, log_view, mark_view, named_node
+from ..autograd.function import NO_GRAD_VIEW_TAG, Function, log_view, mark_view, named_node
 from ..kernels import threads
 from ..utils import trace
 from ._helpers import check_unique_dims, dim_int, wrap_dim
@@ -154,7 +154,8 @@ def _mark_views(outs: Sequence[Tensor], base: Tensor, op: str) -> tuple:
     for o in outs:
         if o._base is None:
             mark_view(o, base)
-        o._view_creation = ("multi", op)
+        if o.__dict__.get("_view_creation") != NO_GRAD_VIEW_TAG:  # no_grad mode's tag comes first
+            o._view_creation = ("multi", op)
     return tuple(outs)
 
 

@@ -184,23 +184,27 @@ def test_checkpoint_without_use_reentrant_warns_pytorchs_text(torch):
     assert texts(dt) == texts(torch) and len(texts(dt)) == 2
 
 
-def test_loading_numba_keeps_the_record_of_shown_warnings(monkeypatch):
-    # numba's first compile imports SciPy, which sets a warning filter and puts it back: a
-    # warning the program has shown at a line (a loop's deprecation) is not shown again
-    # after the first kernel, as under PyTorch; a lasting change of the filters still counts
-    registry = pytest.importorskip("numba.core.registry")
-    from disttorch.kernels.jit import _load_numba_target
+def test_numba_holding_its_lock_keeps_the_record_of_shown_warnings():
+    # numba's compiles and cache loads (its first imports SciPy) set warning filters and put
+    # them back: a warning the program has shown at a line (a loop's deprecation) is not
+    # shown again after a kernel compiles, as under PyTorch; a lasting change still counts
+    pytest.importorskip("numba")
+    from disttorch.kernels import jit
+
+    jit.njit()  # installs the compiler-lock listener
+    (guard,) = jit._guard
 
     def scipy_import():
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "unrelated")
 
-    context, seen = registry.cpu_target.target_context, {}
+    seen: dict = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
-        for refresh, shown in ((scipy_import, 1), (lambda: warnings.filterwarnings("ignore", "x"), 2)):
-            monkeypatch.setattr(context, "refresh", refresh)
+        for under_lock, shown in ((scipy_import, 1), (lambda: warnings.filterwarnings("ignore", "x"), 2)):
             warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
-            _load_numba_target()
+            guard.on_start(None)
+            under_lock()
+            guard.on_end(None)
             warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
             assert len(caught) == shown

@@ -132,6 +132,34 @@ def test_class_target_errors():
         F.cross_entropy(dt.randn(3, 5), dt.tensor([0, 0, 0]), reduction="bad")
 
 
+_TARGET_SHAPES = [((1, 5), ()), ((2, 5, 3), ()), ((0, 5), ()), ((3, 5), (2, 2)), ((1, 5), (1, 1))]
+_TARGET_SHAPES += [((5,), (2,)), ((5,), (1, 1)), ((5,), (1,)), ((5,), ())]
+
+
+def _class_target_story(L):
+    """Errors for mismatched class-target shapes, in PyTorch's order, and the sign of a
+    zero loss (PyTorch adds the entries up from a zero)."""
+    seen = []
+    for loss in (L.nn.functional.cross_entropy, L.nn.functional.nll_loss):
+        for x, t in _TARGET_SHAPES:
+            try:
+                out = loss(L.zeros(x), L.zeros(t, dtype=L.int64))
+                seen.append(str(out))
+            except (ValueError, IndexError, RuntimeError) as e:
+                seen.append(f"{type(e).__name__}: {e}")
+    for reduction in ("mean", "sum", "none"):
+        seen += [
+            str(L.nn.functional.nll_loss(L.zeros(x), L.zeros(t, dtype=L.int64), reduction=reduction))
+            for x, t in (((5,), ()), ((2, 5), (2,)))
+        ]
+    return seen
+
+
+@pytest.mark.parity
+def test_class_target_shapes_and_zero_losses_as_pytorchs(torch):
+    assert _class_target_story(dt) == _class_target_story(torch)
+
+
 def test_nll_loss_closed_form():
     lp = F.log_softmax(X, 1)
     expected = -lp.numpy()[np.arange(4), T.numpy()]

@@ -2,6 +2,7 @@
 (gradients stay right), version counters shared with views, and the error when backward
 needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
 
+import copy
 import warnings
 
 import numpy as np
@@ -237,14 +238,52 @@ VIEW_RULES = {  # in-place ops PyTorch refuses on views while recording a graph
     "chunk_single_piece": lambda L, y: y.chunk(1)[0].mul_(2),
     "view_of_unbind_output": lambda L, y: y.unbind(0)[1][1:].mul_(2),
     "no_grad_view": lambda L, y: _no_grad_view(L, y).mul_(2),
+    "no_grad_view_of_no_grad_view": lambda L, y: _no_grad_view(L, _no_grad_view(L, y)).mul_(2),
+    "no_grad_split_output": lambda L, y: _no_grad_view(L, y, lambda t: t.split(1)[0]).mul_(2),
+    "view_of_no_grad_view": lambda L, y: _no_grad_view(L, y)[1:].mul_(2),
     "detach_view_in_place": lambda L, y: y[0].detach_(),
     "detach_plain_view_in_place": lambda L, y: L.ones(3)[1:].detach_(),
 }
 
 
-def _no_grad_view(L, y):
+def _no_grad_view(L, y, make=lambda t: t[0]):
     with L.no_grad():
-        return y[0]
+        return make(y)
+
+
+def _no_grad_view_story(L):
+    """What a view made in no_grad mode of a leaf that requires grad is, and does."""
+    x = L.ones(3, requires_grad=True)
+    with L.no_grad():
+        v = x[1:]
+        plain = L.ones(3)[1:]
+    seen = [v.requires_grad, v.grad_fn is None, v.is_leaf, v._is_view(), plain.requires_grad]
+    d = v.detach()
+    seen += [d.requires_grad, d._is_view()]
+    m = v * 2  # recorded, its gradient flows nowhere
+    seen += [m.requires_grad, m.grad_fn.next_functions, v[1:].grad_fn.next_functions]
+    m.sum().backward()
+    seen += [x.grad, v.grad]
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        L.autograd.grad((v * 2).sum(), v)
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        v.backward(L.ones(2))
+    c = copy.deepcopy(v)  # a leaf of its own
+    c.backward(L.ones(2))
+    seen += [c.grad.tolist(), c.is_leaf, c._is_view()]
+    v.requires_grad_(False)
+    seen.append(v.requires_grad)  # its base requires grad: it still does
+    with L.no_grad():
+        x.mul_(2)
+    with pytest.raises(RuntimeError) as info:
+        v * 2  # its memory changed in place: it may no longer be used while recording
+    seen.append(str(info.value))
+    return seen
+
+
+@pytest.mark.parity
+def test_a_view_made_in_no_grad_mode_requires_grad_through_its_base(torch):
+    assert _no_grad_view_story(dt) == _no_grad_view_story(torch)
 
 
 @pytest.mark.parity

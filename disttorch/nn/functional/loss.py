@@ -133,12 +133,27 @@ def _class_targets(input: np.ndarray, target: np.ndarray, ignore_index: int) -> 
 
 
 def _batched(input: Tensor, target: Tensor) -> tuple:
-    """Arrays with a batch dim: an unbatched ``(C,)`` input and ``()`` target gain one."""
+    """Arrays with a batch dim: an unbatched ``(C,)`` input and its ``()`` or ``(1,)`` class
+    target (or ``(C,)`` probabilities) gain one; class targets' shapes checked in PyTorch's
+    order (``nll_loss_nd``: the batch sizes, a 0-d target's counting as 0, then the target's
+    dims)."""
     x, t = input._data, target._data
     if x.ndim == 0:
-        raise ValueError("Expected input to have at least 1 dimension (the classes), got a scalar")
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if t.shape == x.shape:  # probability targets (cross_entropy)
+        return (x[None], t[None], True) if x.ndim == 1 else (x, t, False)
+    if x.ndim > 1 and x.shape[0] != (t.shape[0] if t.ndim else 0):
+        raise ValueError(
+            f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0] if t.ndim else 0})."
+        )
+    if x.ndim > 1 and not t.ndim:  # PyTorch reads the size of a 0-d target's dim 0
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if x.ndim <= 2 and t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if x.ndim == 1:
-        return x[None], t.reshape(1, *t.shape), True
+        if t.ndim == 1 and t.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}")
+        return x[None], t.reshape(1), True
     return x, t, False
 
 
@@ -179,7 +194,7 @@ def _batch_mean_or_sum(
     bits; the divisor (``'mean'``) is the targets' summed weights, their count unweighted."""
     dtype = per_entry.dtype
     counted = None if valid.all() else valid
-    total = cascade_sum(per_entry, counted)
+    total = cascade_sum(per_entry, counted) + dtype.type(0)  # from a zero, as PyTorch's: -0.0 adds up to 0.0
     divisor = cascade_sum(w_t, counted) if weighted else dtype.type(np.count_nonzero(valid))
     if reduction == "sum":
         return np.asarray(total, dtype), divisor
@@ -258,7 +273,7 @@ class CrossEntropyFunction(Function):
         elif reduction == "sum":
             out = np.asarray(total())
         else:
-            out = per_entry[0] if unbatched else per_entry
+            out = per_entry[0] + x.dtype.type(0) if unbatched else per_entry  # (PyTorch sums one entry)
         ctx.kind = (reduction, bool(label_smoothing), pick is None, _nll_node(x.ndim))
         if ctx.needs_input_grad and ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
@@ -350,7 +365,7 @@ class NllLoss(Function):
         elif reduction == "sum":
             out = np.asarray(_summed(per_entry))
         else:
-            out = per_entry[0] if unbatched else per_entry
+            out = per_entry[0] + x.dtype.type(0) if unbatched else per_entry  # (PyTorch sums one entry)
         ctx.shape, ctx.pick, ctx.w_t, ctx.denom = x.shape, pick, w_t, denom
         ctx.reduction, ctx.unbatched = reduction, unbatched
         return out.astype(x.dtype, copy=False)
