@@ -16,7 +16,8 @@ working usages working (Lightning's Tuner; Lightning's callbacks, loggers and lo
 transformers' generate variants; accelerate's meta-device loading and offloading; Opacus's
 grad-sample modes, DP recurrent layers and accountants; PyG's attention convolutions, autoencoders and explainer;
 torchmetrics' image, text, retrieval, audio and clustering metrics, where the signal-distortion
-ratio's ``flip(dims=...)`` failed before a fix; timm's models and transforms over disttorch's torchvision). A probe skips when its library is not installed in
+ratio's ``flip(dims=...)`` failed before a fix; timm's models and transforms over disttorch's torchvision; timm's training kit, where FX feature extraction
+failed before ``torchvision.models.feature_extraction``). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 

@@ -1,6 +1,6 @@
 """``torchvision.models``: the ResNets and VGGs, their ``*_Weights`` enums (checkpoints load
-from the hub cache) and ``get_weight``. Not provided: the other architectures,
-``feature_extraction``, detection, segmentation and video models."""
+from the hub cache) and ``get_weight``; ``feature_extraction`` (imported on its own, as
+torchvision's). Not provided: the other architectures, detection, segmentation and video models."""
 
 from ._api import Weights, WeightsEnum
 from .resnet import *  # noqa: F403
