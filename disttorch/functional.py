@@ -1,5 +1,7 @@
 """``torch.functional``: the tensor functions PyTorch writes in Python in this module (the same
-objects as ``torch.<name>``), for programs that ``import torch.functional as F``."""
+objects as ``torch.<name>``), for programs that ``import torch.functional as F``; and ``F``,
+``torch.nn.functional``, which PyTorch's module imports under that name (the transfer-learning
+tutorial's ``from torch.functional import F``)."""
 
 from . import (
     atleast_1d,
@@ -25,6 +27,7 @@ from . import (
     unique_consecutive,
     unravel_index,
 )
+from .nn import functional as F  # noqa: F401 (an attribute outside __all__, as in PyTorch)
 
 __all__ = [
     "atleast_1d",

@@ -55,6 +55,7 @@ def test_namespaces_hold_no_names_pytorch_lacks(torch, where):
 
 def test_helpers_stay_private_while_inplace_functions_stay_public():
     assert dt.functional.unique is dt.unique  # torch.functional without its import, as in PyTorch
+    assert dt.functional.F is dt.nn.functional  # `from torch.functional import F` (tutorials)
     for helper in ("refuse_kernel", "check_cast", "in_half", "scale_first", "view", "setitem", "add_"):
         assert not hasattr(dt, helper), helper
     x = dt.tensor([-1.0, 2.0])
