@@ -61,10 +61,12 @@ def test_device_mesh_1d_2d_and_dtensor():
 
 def _memory_between_steps(torch, fully_shard) -> tuple:
     """(bytes of the whole parameters, bytes held by the model between steps): built whole,
-    sharded, two SGD steps, measured by tracemalloc (NumPy reports its buffers to it)."""
+    sharded, two SGD steps, measured by tracemalloc (NumPy reports its buffers to it; the
+    modules a first use imports would count too, so they are imported before)."""
     import gc
     import tracemalloc
 
+    torch.ones(4, 512).sum()  # (kernels loaded on first use, numba's among them, load before)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
