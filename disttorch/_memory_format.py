@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import threads
+from .kernels.tensor_iterator import dim_order
 
 __all__ = [
     "channels_last",
@@ -132,26 +133,7 @@ def dense_order(arr: np.ndarray) -> list[int]:
     layout for an overlapping or holed tensor (``infer_dense_strides``): an insertion sort by
     stride, where a zero stride leaves two dims in their order and equal strides put the
     larger dim outside."""
-
-    def outer(a: int, b: int) -> int:  # 1: dim a goes outside dim b, -1: inside, 0: unknown
-        sa, sb = arr.strides[a], arr.strides[b]
-        if sa == 0 or sb == 0:
-            return 0
-        if sa != sb:
-            return 1 if sa > sb else -1
-        return 1 if arr.shape[a] > arr.shape[b] else 0
-
-    perm = list(range(arr.ndim - 1, -1, -1))  # innermost first
-    for i in range(1, arr.ndim):
-        j = i
-        for k in range(i - 1, -1, -1):
-            cmp = outer(perm[k], perm[j])
-            if cmp > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif cmp < 0:
-                break
-    return perm[::-1]
+    return dim_order(arr.shape, arr.strides)
 
 
 def empty_like_dense(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:

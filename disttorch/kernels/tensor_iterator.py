@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["by_inner_loops", "inner_run", "iteration"]
+__all__ = ["by_inner_loops", "dim_order", "inner_run", "iteration"]
 
 
 def inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
@@ -29,10 +29,11 @@ def inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
     return run
 
 
-def _order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
+def dim_order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
     """The dims, outermost first, as ``TensorIterator`` orders them for operands of these
     (broadcast) ``strides``: by stride, the first operand deciding that is not broadcast in
-    either dim, then by size (its insertion sort, from the last dim)."""
+    either dim, then by size (its insertion sort, from the last dim). With one operand, the
+    dense layout PyTorch infers for an overlapping or holed tensor (``preserve_format``)."""
 
     def swap(d0: int, d1: int) -> int:
         for s in strides:
@@ -67,7 +68,7 @@ def iteration(shape: tuple[int, ...], *operands: np.ndarray) -> tuple[list[int],
     if any(s < 0 for v in views for s in v.strides):  # (np.asarray keeps a 0-d operand 0-d)
         views = [np.broadcast_to(np.asarray(a, order="C"), shape) for a in operands]
     else:
-        order = _order(shape, *(v.strides for v in views))
+        order = dim_order(shape, *(v.strides for v in views))
         views = [v.transpose(order) for v in views]
     run = inner_run(views[0].shape, *(v.strides for v in views))
     inner = [d for d, n in enumerate(views[0].shape) if n != 1]

@@ -17,6 +17,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import operand_fields, saved
+from ..kernels.tensor_iterator import dim_order
 from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
 from .deprecated_overloads import scales_first
@@ -335,7 +336,7 @@ def _pair_layout(out: np.ndarray, subs: list, out_sub: str, shapes: list, summed
     then the right's own (size-1 letters, summed ones too, count as the right's), each in
     aligned order; when all of the right's own precede the left's, the operands swap.
     Otherwise a broadcast ``mul``, whose result follows its operands' strides as PyTorch's
-    elementwise ops order dims (:func:`_elementwise_order`)."""
+    elementwise ops order dims (``TensorIterator``'s order, :func:`~disttorch.kernels.tensor_iterator.dim_order`)."""
     sizes = [dict(zip(t, sh)) for t, sh in zip(subs, shapes)]
     aligned = list(out_sub) + summed
     lro, lo, ro, bmm_summed = [], [], [], False
@@ -357,7 +358,7 @@ def _pair_layout(out: np.ndarray, subs: list, out_sub: str, shapes: list, summed
         perm = [k for k in lro + lo + ro if k < len(out_sub)]
     else:
         strides = [_aligned_strides(t, sh, out_sub, summed, out.shape) for t, sh in zip(subs, shapes)]
-        perm = _elementwise_order(out.shape, strides)[::-1]  # (slowest first)
+        perm = dim_order(out.shape, *strides)  # (slowest first)
     return np.ascontiguousarray(out.transpose(perm)).transpose(np.argsort(perm))
 
 
@@ -373,35 +374,6 @@ def _aligned_strides(sub: str, shape: tuple, out_sub: str, summed: list, common:
         own = dict(zip(sub, np.empty(shape, np.int8).strides if shape else ()))
         strides = [own.get(c, 0) for c in out_sub]
     return [0 if n == 1 and m != 1 else st for st, n, m in zip(strides, dims, common)]
-
-
-def _elementwise_order(shape: tuple, strides: list[list[int]]) -> list[int]:
-    """The dims of an elementwise op's result from fastest to slowest, as PyTorch's
-    ``TensorIterator`` orders them: by the first operand whose strides of the two dims
-    differ (broadcast dims decide nothing), equal strides putting the smaller size first."""
-
-    def should_swap(d0: int, d1: int) -> int:
-        for st in strides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(len(shape)))[::-1]
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            order = should_swap(perm[d0], perm[d1])
-            if order > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif order < 0:
-                break
-    return perm
 
 
 def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:

@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .._memory_format import is_dense
 from .._tensor import Tensor
 
 __all__ = ["PARTIAL_OVERLAP_MSG", "refuse_out_overlap", "refuse_partial_overlap"]
@@ -32,21 +33,8 @@ PARTIAL_OVERLAP_MSG = (
 )
 
 
-def _dense(a: np.ndarray) -> bool:
-    """True when ``a``'s elements fill a block of memory, each once, in some order of dims
-    (PyTorch's ``is_non_overlapping_and_dense``)."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return True
-    expected = a.itemsize
-    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
-        if stride != expected:
-            return False
-        expected *= n
-    return True
-
-
 def _partial(out: np.ndarray, other: np.ndarray) -> bool:
-    if other.size == 0 or out.size == 0 or not (_dense(out) and _dense(other)):
+    if other.size == 0 or out.size == 0 or not (is_dense(out) and is_dense(other)):
         return False
     begin_out = out.__array_interface__["data"][0] + sum(
         s * (n - 1) for s, n in zip(out.strides, out.shape) if s < 0
