@@ -105,10 +105,13 @@ from .process_group_ops import (  # (binds ProcessGroup's own collectives: pg.al
     AllgatherOptions,
     AllreduceCoalescedOptions,
     AllreduceOptions,
+    AllToAllOptions,
     BarrierOptions,
     BroadcastOptions,
+    GatherOptions,
     ReduceOptions,
     ReduceScatterOptions,
+    ScatterOptions,
 )
 from .reduce_ops import ReduceOp, reduce_op, supports_complex
 from .remote_device import _remote_device
@@ -150,10 +153,13 @@ __all__ = [
     "AllgatherOptions",
     "AllreduceCoalescedOptions",
     "AllreduceOptions",
+    "AllToAllOptions",
     "BarrierOptions",
     "BroadcastOptions",
+    "GatherOptions",
     "ReduceOptions",
     "ReduceScatterOptions",
+    "ScatterOptions",
     "supports_complex",
     "Work",
     "Future",

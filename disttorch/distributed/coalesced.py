@@ -12,7 +12,7 @@ import numpy as np
 from .algorithms import select
 from .collectives import _finish_average, _reduce_op
 from .comm_record import record
-from .engine.work import Future
+from .engine.work import Future, Work
 from .groups import member_group
 from .reduce_ops import ReduceOp
 from .tensor_io import Flat
@@ -42,6 +42,13 @@ def all_reduce_coalesced(
     """Reduce every tensor of ``tensors`` (one dtype) over ``group`` in place, as one
     all-reduce of them laid end to end. With ``async_op`` returns a ``Future``."""
     _deprecated("all_reduce_coalesced")
+    work = reduce_coalesced(tensors, op, group, async_op)
+    return work.get_future() if async_op and work is not None else None
+
+
+def reduce_coalesced(tensors: Any, op: ReduceOp, group, async_op: bool) -> Work | None:
+    """:func:`all_reduce_coalesced` without its warning, returning the ``Work`` (or ``None``
+    where this rank is not in ``group``)."""
     record("c10d.allreduce_coalesced_")
     tensors = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
     pg = member_group(group, "all_reduce_coalesced")
@@ -61,10 +68,9 @@ def all_reduce_coalesced(
             f.flat[...] = buf[lo:hi]
             f.write_back()
 
-    work = pg.collective(
+    return pg.collective(
         "all_reduce_coalesced", buf.dtype, buf.size, -1, body, tensors, async_op, redop=op.name
     )
-    return work.get_future() if async_op else None
 
 
 def all_gather_coalesced(
@@ -74,6 +80,15 @@ def all_gather_coalesced(
     ``[r][i]`` receives rank ``r``'s ``i``-th tensor (same number of elements). With
     ``async_op`` returns a ``Future``."""
     _deprecated("all_gather_coalesced")
+    work = gather_coalesced(output_tensor_lists, input_tensor_list, group, async_op)
+    return work.get_future() if async_op and work is not None else None
+
+
+def gather_coalesced(
+    output_tensor_lists: list, input_tensor_list: list, group, async_op: bool
+) -> Work | None:
+    """:func:`all_gather_coalesced` without its warning, returning the ``Work`` (or ``None``
+    where this rank is not in ``group``)."""
     record("c10d.allgather_coalesced_")
     if not isinstance(output_tensor_lists, list):
         raise TypeError("Invalid function argument: output_tensor_lists should be a list")
@@ -112,5 +127,4 @@ def all_gather_coalesced(
                 f.flat[...] = gathered[r * n + lo : r * n + hi]
                 f.write_back()
 
-    work = pg.collective("all_gather_coalesced", dtype, n, -1, body, output_tensor_lists, async_op)
-    return work.get_future() if async_op else None
+    return pg.collective("all_gather_coalesced", dtype, n, -1, body, output_tensor_lists, async_op)

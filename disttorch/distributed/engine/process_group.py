@@ -181,6 +181,25 @@ class _Op:
         self.watch: Callable[[], None] | None = None
 
 
+_CALL_TIMEOUT = threading.local()
+
+
+@contextmanager
+def call_timeout(seconds: float | None) -> Iterator[None]:
+    """Give the collectives this thread issues in the block ``seconds`` as their timeout
+    (``None``: the group's own), as the timeouts of PyTorch's ``ProcessGroup`` methods."""
+    before = getattr(_CALL_TIMEOUT, "seconds", None)
+    _CALL_TIMEOUT.seconds = seconds
+    try:
+        yield
+    finally:
+        _CALL_TIMEOUT.seconds = before
+
+
+def _call_timeout_seconds() -> float | None:
+    return getattr(_CALL_TIMEOUT, "seconds", None)
+
+
 class ProcessGroup:
     """One group of ranks with its own sockets, sequence numbers and communication thread.
 
@@ -316,7 +335,7 @@ class ProcessGroup:
         return self._submit(
             work,
             self._run_collective,
-            (seq, sig, description, body, timeout or self.timeout, not async_op),
+            (seq, sig, description, body, timeout or _call_timeout_seconds() or self.timeout, not async_op),
             async_op,
         )
 
