@@ -157,7 +157,7 @@ def test_send_and_recv_methods_use_the_groups_ranks(ranks):
 
 
 def test_lists_of_several_tensors_as_gloo(ranks):
-    for rank, out in enumerate(ranks):
+    for out in ranks:
         assert out["allreduce_list"] == ([6.0, 6.0], [6.0, 6.0])
         assert "tensor 1 is float32[3], tensor 0 float32[2]" in out["allreduce_shapes"]
         assert out["allreduce_coalesced"] == ([2.0, 2.0], [2.0, 2.0, 2.0])
