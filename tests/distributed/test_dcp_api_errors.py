@@ -2,7 +2,8 @@
 ``AttributeError`` before), and a failed ``async_save`` whose future nobody asked is logged at
 exit with the checkpoint's name (it failed silently, exit code 0), and recorded for the
 launcher's report (the exit status stays 0, as PyTorch's); a tensor of another shape than the
-checkpoint's raises PyTorch's ``ValueError``."""
+checkpoint's, or a key it lacks, raises PyTorch's ``ValueError``/``RuntimeError`` wrapped in a
+``CheckpointException``, as its planner's."""
 
 from __future__ import annotations
 
@@ -98,11 +99,24 @@ def test_a_failure_that_a_waiting_result_call_raised_is_not_reported_at_exit():
 
 
 def test_loading_a_checkpoint_into_a_tensor_of_another_shape_raises_pytorchs_value_error(tmp_path):
-    dcp.save({"w": dt.ones(2, 3)}, checkpoint_id=tmp_path)
-    with pytest.raises(ValueError) as raised:
-        dcp.load({"w": dt.ones(4, 3)}, checkpoint_id=tmp_path)
+    dcp.save({"w": dt.ones(2, 3), "b": dt.ones(1)}, checkpoint_id=tmp_path)
+    target = {"b": dt.zeros(1), "w": dt.ones(4, 3)}
+    with pytest.raises(dcp.CheckpointException) as raised:  # (as PyTorch's planner: wrapped)
+        dcp.load(target, checkpoint_id=tmp_path)
     size = type(dt.ones(1).shape)
-    assert (
-        str(raised.value)
-        == f"Size mismatch between saved {size([2, 3])!r} and current: {size([4, 3])!r} for w"
-    )
+    (error, frames), *others = raised.value.failures.values()
+    assert list(raised.value.failures) == [0] and not others and frames
+    assert type(error) is ValueError
+    assert str(error) == f"Size mismatch between saved {size([2, 3])!r} and current: {size([4, 3])!r} for w"
+    assert str(raised.value).startswith("CheckpointException ranks:dict_keys([0])\nTraceback")
+    assert target["b"].tolist() == [0.0]  # (planned before anything is read)
+
+
+def test_a_key_the_checkpoint_lacks_raises_pytorchs_error_in_a_checkpoint_exception(tmp_path):
+    dcp.save({"w": dt.ones(2)}, checkpoint_id=tmp_path)
+    for target in ({"zz": dt.zeros(2)}, {"q": 3}):
+        with pytest.raises(dcp.CheckpointException) as raised:
+            dcp.load(target, checkpoint_id=tmp_path)
+        (error, _), *_ = raised.value.failures.values()
+        assert type(error) is RuntimeError
+        assert str(error) == f"Missing key in checkpoint state_dict: {next(iter(target))}."

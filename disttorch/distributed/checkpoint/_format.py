@@ -29,6 +29,7 @@ from ..._atomic_file import Staged, remove_stale_temporaries, stage_write
 from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
 from ...serialization.zip_reader import ZIP_DAMAGE
+from .._shard.sharded_tensor import ShardedTensor
 
 __all__ = [
     "flatten",
@@ -58,13 +59,25 @@ def _existing_piece_file(directory: str, rank: int) -> str:
     return older if not os.path.exists(path) and os.path.exists(older) else path
 
 
+def _descends(value: Any) -> bool:
+    """Whether a state dict's ``value`` is gone into, as PyTorch's: a dict always, a list when
+    it holds a tensor or something gone into; any other list, a tuple or another value is one
+    leaf (kept whole)."""
+    if isinstance(value, dict):
+        return True
+    return isinstance(value, list) and any(
+        isinstance(v, (Tensor, ShardedTensor)) or _descends(v) for v in value
+    )
+
+
 def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
-    """Dotted key -> (container, index) for every leaf of nested dicts and lists."""
+    """Dotted key -> (container, index) for every leaf of nested dicts and lists (lists
+    without tensors are leaves, see :func:`_descends`)."""
     out: dict[str, tuple[Any, Any]] = {}
     items = obj.items() if isinstance(obj, dict) else enumerate(obj)
     for k, v in items:
         key = f"{prefix}{k}"
-        if isinstance(v, (dict, list)) and not isinstance(v, Tensor):
+        if _descends(v):
             out.update(flatten(v, key + "."))
         else:
             out[key] = (obj, k)
@@ -81,7 +94,7 @@ def leaf_paths(obj: Any, prefix: str = "", path: tuple = ()) -> dict[str, list]:
     for k, v in items:
         step = [k] if not isinstance(obj, dict) else k if isinstance(k, str) or _count(k) else str(k)
         key = f"{prefix}{k}"
-        if isinstance(v, (dict, list)) and not isinstance(v, Tensor):
+        if _descends(v):
             out.update(leaf_paths(v, key + ".", (*path, step)))
         else:
             out[key] = [*path, step]

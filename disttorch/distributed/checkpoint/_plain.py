@@ -4,8 +4,10 @@ PyTorch pickles them; a disttorch checkpoint runs no code when loaded, so each v
 JSON, what JSON lacks under a one-key tag: ``{"bytes": base64}`` (``bytes``; with ``"io"``: an
 ``io.BytesIO``, ``"mutable"``: a ``bytearray``), ``{"tuple": [...]}``, ``{"set": [...]}``
 (``"frozen"``: a ``frozenset``), ``{"dict": [[key, value], ...]}`` (keys of any kept type, order
-kept) and ``{"numpy": [dtype, base64, shape]}`` (an array, its dtype as NumPy's ``.npy`` files
-describe it, so structured ones keep their fields; ``shape`` ``null``: a NumPy scalar). A tag with
+kept), ``{"numpy": [dtype, base64, shape]}`` (an array, its dtype as NumPy's ``.npy`` files
+describe it, so structured ones keep their fields; ``shape`` ``null``: a NumPy scalar) and
+``{"tensor": [dtype name, base64, shape]}`` (with ``"requires_grad"``: a tensor inside a value
+kept whole, a tuple say, as PyTorch pickles it there). A tag with
 other fields or of another form is refused on load. Inside a kept value every
 dict is tagged, so a tag is never a value's own dict. Numbers, strings, ``None`` and lists are
 JSON's own. Anything else (an arbitrary object) is refused at the save, naming it: a tuple
@@ -20,6 +22,9 @@ import io
 from typing import Any
 
 import numpy as np
+
+from ..._dtype import _by_name, from_numpy, to_numpy
+from ..._tensor import Tensor
 
 __all__ = ["plain_from_json", "plain_to_json"]
 
@@ -41,6 +46,10 @@ def plain_to_json(value: Any, key: str = "") -> Any:
         return {"numpy": [descr, _b64(np.ascontiguousarray(array).tobytes()), shape]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, Tensor):
+        data = np.ascontiguousarray(value._data)
+        stored = {"tensor": [from_numpy(data.dtype).name, _b64(data.tobytes()), list(data.shape)]}
+        return {**stored, "requires_grad": True} if value.requires_grad else stored
     if isinstance(value, io.BytesIO):
         return {"bytes": _b64(value.getvalue()), "io": True}
     if isinstance(value, bytearray):
@@ -57,8 +66,7 @@ def plain_to_json(value: Any, key: str = "") -> Any:
         return {"dict": [[plain_to_json(k, key), plain_to_json(v, key)] for k, v in value.items()]}
     raise TypeError(
         f"dcp.save: '{key}' holds a value of type {type(value).__name__}, which a checkpoint cannot keep: it keeps "
-        "tensors, "
-        "numbers, strings, None, bytes, lists, tuples, sets, dicts and NumPy arrays (nothing is pickled, so "
+        "tensors, numbers, strings, None, bytes, lists, tuples, sets, dicts and NumPy arrays (nothing is pickled, so "
         "loading one runs no code); save the object's state in those"
     )
 
@@ -74,7 +82,14 @@ def plain_from_json(stored: Any, key: str = "") -> Any:
 
 
 #: each tag's optional flags (booleans)
-_FLAGS = {"bytes": ("io", "mutable"), "tuple": (), "set": ("frozen",), "dict": (), "numpy": ()}
+_FLAGS = {
+    "bytes": ("io", "mutable"),
+    "tuple": (),
+    "set": ("frozen",),
+    "dict": (),
+    "numpy": (),
+    "tensor": ("requires_grad",),
+}
 
 
 def _tag(stored: dict) -> str:
@@ -106,15 +121,27 @@ def _decode(stored: Any) -> Any:
         return (frozenset if stored.get("frozen") else set)(_decode(v) for v in stored["set"])
     if tag == "dict":
         return {_decode(k): _decode(v) for k, v in stored["dict"]}
+    if tag == "tensor":
+        name, data, shape = stored["tensor"]
+        if shape is None:
+            raise ValueError("a tensor's shape must be a list of sizes, got null")
+        tensor = Tensor._make(_array(to_numpy(_by_name(name)), data, shape))
+        return tensor.requires_grad_() if stored.get("requires_grad") else tensor
     descr, data, shape = stored["numpy"]
+    dtype = np.lib.format.descr_to_dtype(descr)
+    if dtype.hasobject:
+        raise ValueError("a NumPy array of Python objects")
+    array = _array(dtype, data, shape)
+    return array if shape is not None else array.reshape(())[()]
+
+
+def _array(dtype: np.dtype, data: str, shape: Any) -> np.ndarray:
+    """The array of ``dtype`` whose bytes ``data`` (base64) holds, of ``shape`` (``None``: flat)."""
     if shape is not None and not (
         isinstance(shape, list)
         and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
     ):
-        raise ValueError(f"a NumPy array's shape must be a list of sizes, got {shape!r}")
-    dtype = np.lib.format.descr_to_dtype(descr)
-    if dtype.hasobject:
-        raise ValueError("a NumPy array of Python objects")
+        raise ValueError(f"an array's shape must be a list of sizes, got {shape!r}")
     raw = base64.b64decode(data, validate=True)
     array = np.frombuffer(raw, dtype=dtype).copy()  # (a size the bytes do not hold raises)
-    return array.reshape(shape) if shape is not None else array.reshape(())[()]
+    return array.reshape(shape) if shape is not None else array

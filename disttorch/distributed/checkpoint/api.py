@@ -1,5 +1,5 @@
 """``CheckpointException`` (``torch.distributed.checkpoint.api``'s): what every rank raises when
-a rank failed its part of a save, with each failed rank's exception and traceback; and
+a rank failed its part of a save or of a load's planning, with each failed rank's exception and traceback; and
 :func:`checkpoint_directory`, where a save or load goes."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import os
 import traceback
 from typing import Any, Callable
 
-__all__ = ["CheckpointException", "WRAPPED_EXCEPTION", "attempt"]
+__all__ = ["CheckpointException", "WRAPPED_EXCEPTION", "attempt", "raise_failures"]
 
 #: A failed rank's exception and the frames it was raised through.
 WRAPPED_EXCEPTION = tuple[BaseException, traceback.StackSummary]
 
 
 class CheckpointException(BaseException):
-    """Raised on every rank when a checkpoint save failed on some ranks.
+    """Raised on every rank when a checkpoint save, or a load's planning, failed on some ranks.
 
     Attributes:
         failures: the failed ranks, each with its exception and traceback frames.
@@ -47,6 +47,17 @@ def attempt(step: Callable[[], None]) -> WRAPPED_EXCEPTION | None:
     except Exception as exc:  # noqa: BLE001 - every failure is reported to every rank
         return exc, traceback.StackSummary.from_list(traceback.extract_tb(exc.__traceback__))
     return None
+
+
+def raise_failures(failures: dict[int, WRAPPED_EXCEPTION], step: str) -> None:
+    """Raise :class:`CheckpointException` for the failed ranks of ``step`` (``"save"``,
+    ``"load"``) in ``failures``; nothing when there are none."""
+    if failures:
+        raise CheckpointException(
+            f"the checkpoint {step} failed on rank{'s' if len(failures) > 1 else ''} "
+            f"{', '.join(map(str, failures))}",
+            failures,
+        )
 
 
 def checkpoint_directory(checkpoint_id: str | os.PathLike | None, storage: Any) -> str:

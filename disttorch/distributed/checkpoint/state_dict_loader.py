@@ -10,13 +10,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._tensor import Size, Tensor
+from .. import object_collectives
 from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
 from ._plain import plain_from_json
-from .api import checkpoint_directory
-from .state_dict_saver import wait_for_background_saves
+from .api import attempt, checkpoint_directory, raise_failures
+from .state_dict_saver import _rank_and_world, wait_for_background_saves
 from .stateful import Stateful, stateful_to_state_dict
 
 __all__ = ["load", "load_state_dict"]
@@ -93,14 +94,17 @@ def load(
 ) -> None:
     """Load the checkpoint in ``checkpoint_id`` into ``state_dict`` in place: every tensor's
     memory is overwritten (a DTensor's with its own block, re-cut if the world size or
-    layout changed), plain values are replaced. Keys absent from the checkpoint raise. A
+    layout changed), plain values are replaced. Every rank of ``process_group`` (default: the
+    world) must call it: keys absent from the checkpoint, or of another shape, on any rank
+    make every rank raise ``CheckpointException`` (its ``failures`` name them, by rank) before
+    anything is overwritten. A
     top-level ``Stateful`` value is loaded through its ``state_dict()``, then given the
     result with ``load_state_dict``. This process's background saves into the directory
     finish first."""
     directory = checkpoint_directory(checkpoint_id, storage_reader)
     wait_for_background_saves(directory)
     stateful = stateful_to_state_dict(state_dict)
-    _load_in_place(stateful, directory)
+    _load_in_place(stateful, directory, process_group, no_dist)
     for key, value in state_dict.items():
         if isinstance(value, Stateful):
             value.load_state_dict(stateful[key])
@@ -138,23 +142,50 @@ def _spec_of(metadata: dict, key: str, shape: tuple) -> dict:
     return spec
 
 
-def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
-    directory = os.fspath(checkpoint_id)
+def _plan(state_dict: dict, metadata: dict) -> list[tuple[Any, Any, Any, dict | None]]:
+    """Every leaf of ``state_dict`` to load, as ``(container, index, value, spec)`` (``spec``:
+    the checkpoint's entry of a tensor, ``None`` for a plain value); raises on the first key
+    the checkpoint lacks or holds with another shape, as PyTorch's planner."""
+    plan = []
+    for key, (container, index) in flatten(state_dict).items():
+        value = container[index]
+        spec = None
+        if isinstance(value, (ShardedTensor, Tensor)):
+            shape = value.global_shape if isinstance(value, DTensor) else value.size()
+            spec = _spec_of(metadata, key, tuple(shape))
+        elif key not in metadata["plain"]:
+            raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
+        plan.append((key, container, index, spec))
+    return plan
+
+
+def _every_failure(failure: Any, process_group: Any, no_dist: bool) -> dict:
+    """Every rank's failure of a step of a load, by rank (all-gathered over the group)."""
+    world = 1 if no_dist else _rank_and_world(process_group)[1]
+    every = [failure]
+    if world > 1:
+        every = [None] * world
+        object_collectives.all_gather_object(every, failure, group=process_group)
+    return {r: failed for r, failed in enumerate(every) if failed is not None}
+
+
+def _load_in_place(state_dict: dict, directory: str, process_group: Any, no_dist: bool) -> None:
     metadata = read_metadata(directory)
     # every file is checked against the metadata before any tensor is overwritten
     files = {r: read_pieces(directory, r, save_id) for r, save_id in enumerate(metadata.get("save_ids", ()))}
-    for key, (container, index) in flatten(state_dict).items():
+    plan: list = []
+    failure = attempt(lambda: plan.extend(_plan(state_dict, metadata)))
+    raise_failures(_every_failure(failure, process_group, no_dist), "load")
+    for key, container, index, spec in plan:
         value = container[index]
         if isinstance(value, ShardedTensor):
-            spec = _spec_of(metadata, key, tuple(value.size()))
             for shard in value.local_shards():
                 meta, data = shard.metadata, shard.tensor._data
                 box = _box_from(directory, spec, tuple(meta.shard_offsets), tuple(meta.shard_sizes), files)
                 np.copyto(data, box.reshape(data.shape).astype(data.dtype, copy=False))
                 shard.tensor._bump_version()
         elif isinstance(value, Tensor):
-            shape = tuple(value.global_shape if isinstance(value, DTensor) else value._data.shape)
-            spec = _spec_of(metadata, key, shape)
+            shape = tuple(spec["shape"])
             rows_shape = shape or (1,)  # a 0-d tensor is laid out as one row
             local, offset = rows_shape, (0,) * len(rows_shape)
             if isinstance(value, DTensor):
@@ -164,7 +195,5 @@ def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
             data = _box_from(directory, spec, offset, local, files)
             np.copyto(value._data, data.reshape(value._data.shape).astype(value._data.dtype, copy=False))
             value._bump_version()
-        elif key in metadata["plain"]:
-            container[index] = plain_from_json(metadata["plain"][key], key)
         else:
-            raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
+            container[index] = plain_from_json(metadata["plain"][key], key)

@@ -52,7 +52,7 @@ from ._format import (
     write_pieces,
 )
 from ._plain import plain_to_json
-from .api import WRAPPED_EXCEPTION, CheckpointException, attempt, checkpoint_directory
+from .api import attempt, checkpoint_directory, raise_failures
 from .stateful import stateful_to_state_dict
 
 __all__ = ["AsyncCheckpointerType", "async_save", "save", "save_state_dict"]
@@ -201,7 +201,7 @@ class _Save:
                 )
             )
             failures = {r: failed for r, (*_, failed) in enumerate(every) if failed is not None}
-            _raise_failures(failures)
+            raise_failures(failures, "save")
         except BaseException:  # a rank failed or died: an earlier checkpoint here stays whole
             for piece in written:
                 piece.discard()
@@ -214,7 +214,9 @@ class _Save:
 
         renamed = attempt(rename) if written else None
         # every piece file is in place before the metadata names it
-        _raise_failures({r: failed for r, failed in enumerate(self._everyone(renamed)) if failed is not None})
+        raise_failures(
+            {r: failed for r, failed in enumerate(self._everyone(renamed)) if failed is not None}, "save"
+        )
         metadata: dict[str, Any] = {
             "tensors": {},
             "plain": {},
@@ -240,7 +242,7 @@ class _Save:
             src = groups.get_global_rank(groups.resolve_group(group), 0)
             object_collectives.broadcast_object_list(outcome, src=src, group=group)
             failure = outcome[0]
-        _raise_failures({0: failure} if failure is not None else {})
+        raise_failures({0: failure} if failure is not None else {}, "save")
         if written:
             drop_previous_piece(self.directory, rank)
         return metadata
@@ -266,15 +268,6 @@ def save_state_dict(
 def _write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> Staged | None:
     os.makedirs(directory, exist_ok=True)
     return write_pieces(directory, rank, pieces, save_id)
-
-
-def _raise_failures(failures: dict[int, WRAPPED_EXCEPTION]) -> None:
-    if failures:
-        raise CheckpointException(
-            f"the checkpoint save failed on rank{'s' if len(failures) > 1 else ''} "
-            f"{', '.join(map(str, failures))}",
-            failures,
-        )
 
 
 def async_save(

@@ -11,9 +11,10 @@ no arithmetic, so state-dict walkers that act on ``isinstance(v, Tensor)`` value
 to a device, casting) pass it by, where PyTorch's answers most of those calls with itself.
 ``torch.save``/``torch.load`` keep it, as PyTorch's: the local shards, the metadata and the
 mesh's ranks (its groups are made again when it is loaded into a model, on every rank). As
-PyTorch's, it loads only into the rank and world size that saved it (``RuntimeError``: "Local
-rank at save time was 1, but at load time was 0"), checked by ``torch.load`` when the process
-group is up, else when loaded into a model: its shard would silently land in another rank's place.
+PyTorch's, ``torch.load`` takes it only once the default process group is up (``RuntimeError``:
+"Need to initialize default process group ...") and only into the rank and world size that saved
+it ("Local rank at save time was 1, but at load time was 0"): its shard would silently land in
+another rank's place.
 """
 
 from __future__ import annotations
@@ -87,9 +88,12 @@ class ShardedTensor:
     def __setstate__(self, state: dict) -> None:
         from ...groups import is_initialized
 
+        if not is_initialized():  # (PyTorch's words)
+            raise RuntimeError(
+                'Need to initialize default process group using "init_process_group" before loading ShardedTensor'
+            )
         self.__dict__.update(state)
-        if is_initialized():
-            self._check_saved_here()
+        self._check_saved_here()
 
     def _check_saved_here(self) -> None:
         """Raise PyTorch's error when this rank or world size is not the one that saved it."""
@@ -114,8 +118,6 @@ class ShardedTensor:
         mesh, placements = self._layout
         if isinstance(mesh, tuple):  # ranks and names from __getstate__
             from ...device_mesh import DeviceMesh
-
-            self._check_saved_here()
 
             mesh = DeviceMesh("cpu", mesh[0], mesh_dim_names=mesh[1])
             self._layout = (mesh, placements)
