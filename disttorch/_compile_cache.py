@@ -8,15 +8,22 @@ compiler's event counts (``counters["stats"]["unique_graphs"]``, ``["calls_captu
 ``counters["frames"]["total"]``, ``counters["aot_autograd"]``). A call whose guards no graph passes "compiles": it is
 counted, and the call is the graph; one that captured no operation makes no graph, and its
 code is then skipped, as PyTorch's compiler skips a frame with nothing in it: a later call no
-graph takes runs as plain Python, uncounted. Nothing is compiled: the code runs eagerly."""
+graph takes runs as plain Python, uncounted. ``torch.compile(dynamic=True)`` makes every size
+(but 0 and 1) and number dynamic from the first compile, ``dynamic=False`` none ever;
+``mark_dynamic``'s dims are dynamic from the first compile, ``mark_static``'s never. A code
+with ``config.recompile_limit`` graphs that needs another runs eagerly from then on, after
+PyTorch's warning (logged). Nothing is compiled: the code runs eagerly."""
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections import Counter, defaultdict
 from typing import Any
 
-__all__ = ["compiled", "counters", "record", "reset", "skipped"]
+__all__ = ["compiled", "counters", "give_up", "marks", "record", "reset", "skipped"]
+
+log = logging.getLogger(__name__)
 
 counters: defaultdict[str, Counter] = defaultdict(Counter)
 
@@ -63,33 +70,78 @@ def skipped(code: Any) -> bool:
     return code in _skipped
 
 
-def record(code: Any, key: Guards, calls: int, aot: bool) -> None:
+def marks(tensors: list) -> tuple:
+    """Each tensor's dims marked dynamic (``mark_dynamic``) and static (``mark_static``)."""
+    return tuple(
+        (
+            getattr(t, "_dynamo_dynamic_indices", frozenset()),
+            getattr(t, "_dynamo_static_indices", frozenset()),
+        )
+        for t in tensors
+    )
+
+
+def give_up(code: Any) -> bool:
+    """Whether ``code`` has as many graphs as ``config.recompile_limit`` allows; then the
+    attempt is counted, PyTorch's warning logged, and ``code`` is skipped from then on (its
+    calls no graph takes run eagerly, as PyTorch falls back to eager)."""
+    from ._dynamo import config
+
+    if len(_graphs.get(code, ())) < config.recompile_limit:
+        return False
+    counters["frames"]["total"] += 1
+    _skipped.add(code)
+    log.warning(
+        "torch._dynamo hit config.recompile_limit (%s)\n   function: %r (%s:%s)\n"
+        'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+        "To diagnose recompilation issues, see "
+        "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html",
+        config.recompile_limit,
+        code.co_name,
+        code.co_filename,
+        code.co_firstlineno,
+    )
+    return True
+
+
+def record(
+    code: Any, key: Guards, calls: int, aot: bool, dynamic: bool | None = None, marked: tuple = ()
+) -> None:
     """Count a compile of ``code`` for ``key`` that captured ``calls`` operations (``aot``:
-    by a backend through AOTAutograd); sizes that differ from an earlier graph's of the same
-    inputs become dynamic. No operation: no graph, and ``code`` is skipped from then on."""
+    by a backend through AOTAutograd). ``dynamic``: ``torch.compile``'s (``None``: sizes and
+    numbers that differ from an earlier graph's of the same inputs become dynamic; ``True``:
+    all are; ``False``: none), ``marked``: :func:`marks` of the tensors. No operation: no
+    graph, and ``code`` is skipped from then on."""
     counters["frames"]["total"] += 1
     counters["frames"]["ok"] += 1
     if not calls:
         _skipped.add(code)
         return
     graphs = _graphs.setdefault(code, [])
-    dynamic = [[False] * len(sizes) for _, _, sizes in key[1]]
-    numbers = [False] * len(key[3])
-    for old, _ in graphs:
+    dynamic_marks = [
+        [bool(dynamic) and n > 1 or i in (marked[k][0] if marked else ()) for i, n in enumerate(sizes)]
+        for k, (_, _, sizes) in enumerate(key[1])
+    ]
+    numbers = [bool(dynamic) and v[0] in (int, float) and v[1:] not in ((0,), (1,)) for v in key[3]]
+    for old, _ in graphs if dynamic is None else ():
         if (
             old[0] == key[0]
             and old[2] == key[2]
             and [(d, r, len(s)) for d, r, s in old[1]] == [(d, r, len(s)) for d, r, s in key[1]]
             and [v[0] for v in old[3]] == [v[0] for v in key[3]]
         ):
-            for marks, (_, _, was), (_, _, now) in zip(dynamic, old[1], key[1]):
+            for dims, (_, _, was), (_, _, now) in zip(dynamic_marks, old[1], key[1]):
                 for i, (a, b) in enumerate(zip(was, now)):
-                    marks[i] = marks[i] or (a != b and b > 1)
+                    dims[i] = dims[i] or (a != b and b > 1)
             for i, (was, now) in enumerate(zip(old[3], key[3])):
                 numbers[i] = numbers[i] or (now[0] in (int, float) and was[1:] != now[1:])
+    for dims, (_, static) in zip(dynamic_marks, marked):
+        for i in static:
+            if 0 <= i < len(dims):
+                dims[i] = False
     tensors = tuple(
-        (d, r, tuple(None if m else n for m, n in zip(marks, sizes)))
-        for marks, (d, r, sizes) in zip(dynamic, key[1])
+        (d, r, tuple(None if m else n for m, n in zip(dims, sizes)))
+        for dims, (d, r, sizes) in zip(dynamic_marks, key[1])
     )
     values = tuple((v[0], DYNAMIC) if m else v for m, v in zip(numbers, key[3]))
     guards = (key[0], tensors, key[2], values)

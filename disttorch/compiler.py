@@ -60,24 +60,25 @@ def compile(
     check_arguments(model, backend=backend, mode=mode, options=options)
     aot = isinstance(backend, str) and (backend in ("inductor", "cudagraphs") or backend.startswith("aot_"))
     wrap = (
-        (lambda m: m) if disable else functools.partial(_compiled, aot=aot)
+        (lambda m: m) if disable else functools.partial(_compiled, aot=aot, dynamic=dynamic)
     )  # disable: the model, as PyTorch
     return wrap if model is None else wrap(model)
 
 
-def _compiled(model: Callable, aot: bool) -> Any:
+def _compiled(model: Callable, aot: bool, dynamic: bool | None = None) -> Any:
     """``model`` compiled; ``aot``: by a backend through AOTAutograd (its outputs' node is
-    ``CompiledFunction``; PyTorch's eager backends and a callable one leave the eager nodes)."""
+    ``CompiledFunction``; PyTorch's eager backends and a callable one leave the eager nodes);
+    ``dynamic``: ``torch.compile``'s (see ``_compile_cache.record``)."""
     if isinstance(model, Module):
         compiled_module = OptimizedModule(model, _eager)
-        compiled_module._aot = aot
+        compiled_module._aot, compiled_module._dynamic = aot, dynamic
         return compiled_module
 
     code = getattr(model, "__code__", None)
 
     @functools.wraps(model)
     def compiled(*args: Any, **kwargs: Any) -> Any:
-        return _run_compiled(model, args, kwargs, aot, code=code)
+        return _run_compiled(model, args, kwargs, aot, code=code, dynamic=dynamic)
 
     return compiled
 
@@ -98,20 +99,29 @@ class CompiledFunction(Function):
 
 
 def _run_compiled(
-    fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple = (), code: Any = None
+    fn: Callable,
+    args: tuple,
+    kwargs: dict,
+    aot: bool,
+    held: tuple = (),
+    code: Any = None,
+    dynamic: bool | None = None,
 ) -> Any:
     """Call ``fn`` as a compiled call: the first call for which no graph compiled for
     ``code`` passes its guards is counted as a compile (see ``_compile_cache``); ``aot``:
-    see :func:`_run_graph` (``held``: a compiled module's parameters and buffers)."""
+    see :func:`_run_graph` (``held``: a compiled module's parameters and buffers);
+    ``dynamic``: ``torch.compile``'s."""
     # (PyTorch's compiler inlines a nested compiled call)
     if _state.depth or _State.stance[0] == "force_eager":
         with _compiled_region():
             return fn(*args, **kwargs)
-    key = _guards(held, fn, args, kwargs)
+    key, tensors = _guards(held, fn, args, kwargs)
     if code is None or _compile_cache.compiled(code, key) is not None:
         return _run_graph(fn, args, kwargs, aot, held)
-    if _compile_cache.skipped(code):  # (a compile of it captured nothing: PyTorch skips the frame)
+    # (a compile of it captured nothing, or hit the recompile limit: PyTorch runs the frame eagerly)
+    if _compile_cache.skipped(code) or _compile_cache.give_up(code):
         return fn(*args, **kwargs)
+    marked = _compile_cache.marks(tensors)
     captured = _Captured()
 
     def traced(*args: Any, **kwargs: Any) -> Any:
@@ -119,7 +129,7 @@ def _run_compiled(
             return fn(*args, **kwargs)
 
     out = _run_graph(traced, args, kwargs, aot, held)
-    _compile_cache.record(code, key, captured.calls, aot)
+    _compile_cache.record(code, key, captured.calls, aot, dynamic, marked)
     return out
 
 
@@ -142,10 +152,11 @@ def _arguments(fn: Callable, args: tuple, kwargs: dict) -> list:
     return list(bound.arguments.values())
 
 
-def _guards(held: tuple, fn: Callable, args: tuple, kwargs: dict) -> tuple:
+def _guards(held: tuple, fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, list]:
     """What PyTorch's guards check of a call of ``fn`` (and a module's parameters and buffers,
     ``held``): grad mode, each tensor's dtype, ``requires_grad`` and sizes, the arguments'
-    nesting, and each other argument's type and (a bool, ``None``, string or number) value."""
+    nesting, and each other argument's type and (a bool, ``None``, string or number) value;
+    and the tensors, in that order."""
     leaves, spec = tree_flatten(_arguments(fn, args, kwargs))
     tensors = [*held, *(t for t in leaves if isinstance(t, Tensor))]
     values = tuple(
@@ -153,7 +164,8 @@ def _guards(held: tuple, fn: Callable, args: tuple, kwargs: dict) -> tuple:
         for v in leaves
         if not isinstance(v, Tensor)
     )
-    return is_grad_enabled(), tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors), spec, values
+    sizes = tuple((t.dtype, t.requires_grad, tuple(t.shape)) for t in tensors)
+    return (is_grad_enabled(), sizes, spec, values), tensors
 
 
 class _Captured(TorchFunctionMode):
@@ -315,18 +327,20 @@ class OptimizedModule(Module):
     in PyTorch): the original is ``_orig_mod``, calling runs it, attributes are read from it
     and written to it (but the wrapper's own), and ``training`` is the original's."""
 
-    _own = frozenset({"_orig_mod", "dynamo_ctx", "_aot"})
+    _own = frozenset({"_orig_mod", "dynamo_ctx", "_aot", "_dynamic"})
 
     def __init__(self, mod: Module, dynamo_ctx: Any = None) -> None:
         super().__init__()
         self._modules["_orig_mod"] = mod  # before any other attribute: those go to it
         self.dynamo_ctx = dynamo_ctx
         self._aot = True  # (torch.compile's default backend, inductor, goes through AOTAutograd)
+        self._dynamic: bool | None = None
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         mod = self._orig_mod
         held = (*mod.parameters(), *mod.buffers())
-        return _run_compiled(mod, args, kwargs, self._aot, held, getattr(type(mod).forward, "__code__", None))
+        code = getattr(type(mod).forward, "__code__", None)
+        return _run_compiled(mod, args, kwargs, self._aot, held, code, self._dynamic)
 
     @property
     def training(self) -> bool:

@@ -68,7 +68,7 @@ class RunOnlyContext(_TorchDynamoContext):
 
         @functools.wraps(fn)
         def run_only(*args: Any, **kwargs: Any) -> Any:
-            aot = None if code is None else _compile_cache.compiled(code, _guards((), fn, args, kwargs))
+            aot = None if code is None else _compile_cache.compiled(code, _guards((), fn, args, kwargs)[0])
             if aot is None:
                 return fn(*args, **kwargs)
             return _run_compiled(fn, args, kwargs, aot, code=code)
