@@ -25,6 +25,13 @@ __all__ = ["compiled", "counters", "give_up", "marks", "record", "reset", "skipp
 
 log = logging.getLogger(__name__)
 
+
+def recompile_limit() -> int:
+    """``torch._dynamo.config.recompile_limit`` (``disttorch._dynamo`` installs its reader
+    in this one's place; PyTorch's default until then)."""
+    return 8
+
+
 counters: defaultdict[str, Counter] = defaultdict(Counter)
 
 #: code (a function's, a module's ``forward``'s) -> (guards, whether AOTAutograd made it) of its graphs
@@ -85,9 +92,8 @@ def give_up(code: Any) -> bool:
     """Whether ``code`` has as many graphs as ``config.recompile_limit`` allows; then the
     attempt is counted, PyTorch's warning logged, and ``code`` is skipped from then on (its
     calls no graph takes run eagerly, as PyTorch falls back to eager)."""
-    from ._dynamo import config
-
-    if len(_graphs.get(code, ())) < config.recompile_limit:
+    limit = recompile_limit()
+    if len(_graphs.get(code, ())) < limit:
         return False
     counters["frames"]["total"] += 1
     _skipped.add(code)
@@ -96,7 +102,7 @@ def give_up(code: Any) -> bool:
         'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
         "To diagnose recompilation issues, see "
         "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html",
-        config.recompile_limit,
+        limit,
         code.co_name,
         code.co_filename,
         code.co_firstlineno,

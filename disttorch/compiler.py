@@ -21,7 +21,7 @@ from typing import Any
 from . import _compile, _compile_cache
 from ._compile import _BACKEND_TAGS, _compiled_region, _State, _state, check_arguments
 from ._tensor import Tensor
-from .autograd.function import AccumulateGrad, Function, _observers, _seq, named_node
+from .autograd.function import AccumulateGrad, Function, _observers, _seq, _use_observers, named_node
 from .autograd.grad_mode import is_grad_enabled
 from .nn.modules.module import Module
 from .nn.parameter import Parameter
@@ -196,10 +196,10 @@ def _run_graph(fn: Callable, args: tuple, kwargs: dict, aot: bool, held: tuple) 
     start = next(_seq)
     views = _state.views
     explicit = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)]
-    # (a module's buffers are not watched: an unused one would keep every op observed; nor is
-    # anything without grad mode, where no output comes from ``CompiledFunction``)
-    params = [t for t in held if isinstance(t, Parameter)]
-    watched = [t for t in (*params, *explicit) if not t.requires_grad] if is_grad_enabled() else []
+    # (a module's buffers are watched too, as PyTorch's graph takes those it uses, BatchNorm's
+    # running statistics; nothing is without grad mode, where no output comes from
+    # ``CompiledFunction``)
+    watched = [t for t in (*held, *explicit) if not t.requires_grad] if is_grad_enabled() else []
     uses = _FirstUses(watched, start)
     try:
         with _compiled_region(), uses:
@@ -240,10 +240,12 @@ class _FirstUses:
     def __enter__(self) -> None:
         if self.pending:
             _observers.append(self._observe)
+            _use_observers.append(self._observe)
 
     def __exit__(self, *exc: object) -> None:
-        if self._observe in _observers:
-            _observers.remove(self._observe)
+        for observers in (_observers, _use_observers):
+            if self._observe in observers:
+                observers.remove(self._observe)
 
     def _observe(self, cls: type, args: tuple, out: Any) -> None:
         if threading.get_ident() != self.thread:
@@ -254,7 +256,7 @@ class _FirstUses:
                 if seq is None:  # (the op's node when it made one, else a place after it)
                     node = getattr(out[0] if isinstance(out, tuple) else out, "grad_fn", None)
                     seq = node._seq_nr if node is not None and node._seq_nr >= self.start else next(_seq)
-                self.first[id(a)] = (seq, slot, self.pending.pop(id(a)))
+                self.first[id(a)] = (seq, _call_slot(cls, slot), self.pending.pop(id(a)))
         if not self.pending:
             self.__exit__()
 
@@ -277,7 +279,11 @@ def _input_edges(edges: tuple, start: int, held: set[int], unseen: dict[int, tup
                 first[key] = (use, edge)
         elif id(node) not in seen:
             seen.add(id(node))
-            todo += [((node._seq_nr, i), e) for i, e in enumerate(node.next_edges) if e is not None]
+            todo += [
+                ((node._seq_nr, _call_slot(type(node), i)), e)
+                for i, e in enumerate(node.next_edges)
+                if e is not None
+            ]
     firsts = [(seq, slot, getattr(edge[0], "variable", None), edge) for (seq, slot), edge in first.values()]
     firsts += [(seq, slot, t, (None, 0)) for seq, slot, t in unseen.values()]
 
@@ -286,6 +292,13 @@ def _input_edges(edges: tuple, start: int, held: set[int], unseen: dict[int, tup
         return seq, not (id(tensor) in held or isinstance(tensor, Parameter)), slot
 
     return tuple(item[3] for item in sorted(firsts, key=order))
+
+
+def _call_slot(cls: Any, slot: int) -> int:
+    """Where argument ``slot`` of op ``cls`` comes in PyTorch's Python call of it (its
+    ``_call_order``; the position itself where it has none)."""
+    order = getattr(cls, "_call_order", ())
+    return order.index(slot) if slot in order else slot
 
 
 def _remade(v: Tensor, new: dict[int, Tensor], views: dict[int, tuple]) -> Tensor:

@@ -16,11 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _compile_cache
 from .._tensor import Tensor
 from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset
 from . import config, eval_frame, exc, utils
 from .eval_frame import OptimizedModule, is_dynamo_supported, optimize, run
 from .explain import explain, note_graph_break
+
+
+def _recompile_limit() -> int:
+    return config.recompile_limit
+
+
+_compile_cache.recompile_limit = _recompile_limit
 
 __all__ = [
     "OptimizedModule",

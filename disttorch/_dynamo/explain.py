@@ -5,8 +5,11 @@ a torch function mode sees the tensor operations it calls, and each explicit
 ran is a graph, as in PyTorch's result: an ``fx.GraphModule`` whose placeholders are the
 tensors it took from outside (named as PyTorch names them: ``L_x_`` for argument ``x``, a
 local at a break, ``L_fn_modules_0_parameters_weight_`` for an explained module's
-parameter), whose nodes are the operations (a tensor method a ``call_method``) and whose
-output is what later stretches and the result use. ``ops_per_graph`` lists the graphs'
+parameter), whose nodes are the operations (a tensor method a ``call_method``; each tensor
+of a tuple result taken out by a ``getitem`` right after it, and those never used dropped),
+named as PyTorch names them after the local variable of the function (or of a function it
+calls, not disttorch's own) that first holds the result (``y``; ``y_1`` for the next
+``y``), and whose output is what later stretches and the result use. ``ops_per_graph`` lists the graphs'
 ``call_function`` targets. Only what the function called directly is seen (not Python the
 compiler would trace into non-tensor values), ``out_guards`` is empty, and only explicit
 graph breaks are seen (PyTorch's other breaks, on unsupported Python, are not)."""
@@ -79,12 +82,12 @@ class ExplainOutput:
 
 
 class _Stretch:
-    """One graph being recorded: its nodes, the tensors it made (id -> node, or (node, i)
-    for item ``i`` of a result, indexed on first use) and those it took from outside."""
+    """One graph being recorded: its nodes, the tensors it made (id -> node) and those it
+    took from outside."""
 
     def __init__(self) -> None:
         self.graph = Graph()
-        self.made: dict[int, tuple[Any, Tensor]] = {}
+        self.made: dict[int, tuple[Node, Tensor]] = {}
         self.taken: dict[int, tuple[Node, Tensor]] = {}
         self.last_placeholder: Node | None = None
 
@@ -94,11 +97,7 @@ class _Stretch:
             return value
         made = self.made.get(id(value))
         if made is not None:
-            node = made[0]
-            if isinstance(node, tuple):
-                node = self.graph.call_function(operator.getitem, node)
-                self.made[id(value)] = (node, value)
-            return node
+            return made[0]
         if id(value) not in self.taken:
             name = names.get(id(value)) or f"L_tensor_{len(self.taken)}_"
             with self.graph.inserting_after(self.last_placeholder):  # (placeholders lead, as in PyTorch's)
@@ -115,11 +114,43 @@ class _Recorder(TorchFunctionMode):
         self.stretches = [_Stretch()]
         self.reasons: list[GraphCompileReason | None] = []
         self.names = names  # id(tensor) -> placeholder name, for tensors from outside
+        self.named: set[int] = set()  # id(node) of the nodes named after a local
+        self.outer: Any = None  # the frame that runs the explained function (where naming stops)
+        self.frames: dict[int, Any] = {}  # the user frames an operation was called under
+
+    def name_after_locals(self, frame: Any) -> None:
+        """Name the unnamed nodes whose tensors the user frames from ``frame`` out hold in
+        local variables after the first such variable, as PyTorch's compiler names them."""
+        while frame is not None and frame is not self.outer:
+            if not frame.f_globals.get("__name__", "").startswith("disttorch."):
+                self.frames[id(frame)] = frame
+                self._name_locals(frame)
+            frame = frame.f_back
+
+    def _name_locals(self, frame: Any) -> None:
+        for local, value in frame.f_locals.items():
+            if isinstance(value, Tensor):
+                self._name(id(value), local)
+
+    def _name(self, key: int, local: str) -> None:
+        for stretch in self.stretches:
+            made = stretch.made.get(key)
+            if made is not None and id(made[0]) not in self.named:
+                self.named.add(id(made[0]))
+                made[0].name = stretch.graph._namespace.create_name(local)
+
+    def profile(self, frame: Any, event: str, arg: Any) -> None:
+        """``sys.setprofile``'s hook: the locals of a user function that called operations
+        name nodes as it returns."""
+        if event == "return" and self.frames.get(id(frame)) is frame:
+            del self.frames[id(frame)]
+            self._name_locals(frame)
 
     def __torch_function__(
         self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
     ) -> Any:
         kwargs = kwargs or {}
+        self.name_after_locals(sys._getframe(1))  # (what the calls before this one made)
         out = func(*args, **kwargs)
         here = self.stretches[-1]
         for value in tree_flatten((args, kwargs))[0]:  # (attributes load before the call's arguments)
@@ -136,7 +167,7 @@ class _Recorder(TorchFunctionMode):
         elif isinstance(out, (tuple, list)):
             for i, item in enumerate(out):
                 if isinstance(item, Tensor):
-                    here.made[id(item)] = ((node, i), item)
+                    here.made[id(item)] = (here.graph.call_function(operator.getitem, (node, i)), item)
         return out
 
     def graph_break(self, msg: str) -> None:
@@ -169,6 +200,9 @@ class _Recorder(TorchFunctionMode):
                 stretch.node(t, self.names) for key, (_, t) in list(stretch.made.items()) if key in used
             ]
             stretch.graph.output(tuple(outputs))
+            for node in list(stretch.graph.nodes):  # (the items of a result never taken)
+                if node.target is operator.getitem and not node.users:
+                    stretch.graph.erase_node(node)
             done.append((GraphModule(Module(), stretch.graph), reason))
         return done
 
@@ -212,6 +246,16 @@ def _graph_target(func: Callable) -> Any:
     return func
 
 
+def _both(first: Callable, second: Callable) -> Callable:
+    """A profile hook calling ``first`` then ``second``."""
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        first(frame, event, arg)
+        second(frame, event, arg)
+
+    return hook
+
+
 class _Active(threading.local):
     recorder: _Recorder | None = None
 
@@ -231,11 +275,14 @@ def explain(f: Callable, *extra_args: Any, **extra_kwargs: Any) -> Any:
 
     def inner(*args: Any, **kwargs: Any) -> ExplainOutput:
         recorder, before = _Recorder(_input_names(f, args, kwargs)), _active.recorder
-        _active.recorder = recorder
+        _active.recorder, recorder.outer = recorder, sys._getframe()
+        profiler = sys.getprofile()
+        sys.setprofile(recorder.profile if profiler is None else _both(profiler, recorder.profile))
         try:
             with _compiled_region(), recorder:
                 result = f(*args, **kwargs)
         finally:
+            sys.setprofile(profiler)
             _active.recorder = before
         graphs = recorder.finish(result)
         ops_per_graph = [

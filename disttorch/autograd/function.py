@@ -46,6 +46,8 @@ _dispatch: dict = {}
 #: callables ``observer(function_class, args, output)`` told of every outermost op run
 #: (``torch.utils.flop_counter`` counts with one); nested ops of an op are not reported
 _observers: list = []
+#: observers (as above) also told of the tensors :func:`note_use` names
+_use_observers: list = []
 _observing = [False]
 _dispatch_state = threading.local()
 
@@ -283,6 +285,10 @@ class Function(FunctionCtx, Node):
     # computing when they are numbers or 0-dim tensors of another dtype (``bf16_tensor + 0.7``
     # adds bfloat16(0.7); ``mul``/``div`` read a second operand unrounded)
     _rounds_numbers: tuple = ()
+    # The argument positions in the order PyTorch's Python call passes them, where it differs
+    # (``F.batch_norm(input, running_mean, running_var, weight, bias)``): the order a compiled
+    # graph takes them in (see ``compiler._input_edges``)
+    _call_order: tuple = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """A user's ``MyFunction()`` (``apply`` makes its nodes without calling this)."""
@@ -815,6 +821,13 @@ def once_differentiable(fn):
 
     wrapper.__name__ = getattr(fn, "__name__", "backward")
     return wrapper
+
+
+def note_use(*tensors: Any) -> None:
+    """Tell the ``_use_observers`` of an operation done outside ``Function.apply`` on
+    ``tensors`` (BatchNorm's ``num_batches_tracked += 1``), reported as by no op class."""
+    for observer in list(_use_observers):
+        observer(None, tensors, None)
 
 
 def _observed(cls: type, args: tuple) -> Any:

@@ -1,4 +1,5 @@
-"""What a program sees of compilation beyond the result: ``explain``'s graphs, a compiled
+"""What a program sees of compilation beyond the result: ``explain``'s graphs (and their
+nodes' names), a compiled
 node's inputs, ``_dynamo.run``, per-thread config patches, outputs under ``no_grad``."""
 
 from __future__ import annotations
@@ -40,6 +41,31 @@ def test_explain_gives_the_graphs_it_counts_as_pytorchs(real_torch):
     assert run(disttorch) == run(real_torch)
 
 
+def _helper(u):
+    r = u.sin()
+    return r
+
+
+@pytest.mark.parity
+def test_explains_nodes_are_named_after_locals_as_pytorchs(real_torch):
+    # a tuple's items were taken where first used, and every node was named after its target
+    def run(T) -> list:
+        def f(x):
+            y = x.sin()
+            a, b = x.chunk(2)  # (``b`` is never used: no node)
+            first = x[0]
+            t = x.max(dim=0)
+            w = t[0] + t.indices + _helper(a)
+            y = y * 2
+            out = y + first + w
+            return out
+
+        e = T._dynamo.explain(f)(T.ones(2, 3))
+        return [[(n.name, n.op) for n in g.graph.nodes] for g in e.graphs]
+
+    assert run(disttorch) == run(real_torch)
+
+
 @pytest.mark.parity
 def test_a_compiled_node_lists_inputs_needing_no_grad_as_pytorchs(real_torch):
     # inputs needing no grad had no ``(None, 0)`` entry
@@ -54,7 +80,13 @@ def test_a_compiled_node_lists_inputs_needing_no_grad_as_pytorchs(real_torch):
         seen.append(inputs(T.compile(lin, backend="aot_eager")(a)))
         seen.append(inputs(T.compile(lambda x, y: y * 2 + x, backend="aot_eager")(b, a)))
         seen.append(inputs(T.compile(lambda x, y: b.sin() + x * y.sum(), backend="aot_eager")(b, a)))
-        return seen + [inputs(T.compile(lambda x, y: (x + 1) * y.shape[0], backend="aot_eager")(a, b))]
+        seen.append(inputs(T.compile(lambda x, y: (x + 1) * y.shape[0], backend="aot_eager")(a, b)))
+        # a module's buffers it uses (BatchNorm's running statistics and count, where they were
+        # missing), in the order PyTorch's call passes them
+        net = T.nn.Sequential(T.nn.Linear(3, 3), T.nn.BatchNorm1d(3), T.nn.ReLU())
+        seen.append(inputs(T.compile(net, backend="aot_eager")(T.ones(4, 3))))
+        net.eval()
+        return seen + [inputs(T.compile(net, backend="aot_eager")(T.ones(4, 3)))]
 
     assert run(disttorch) == run(real_torch)
 

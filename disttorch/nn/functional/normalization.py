@@ -231,6 +231,7 @@ class BatchNormTrain(Function):
     _raw = True
     _own_16_bit = True  # 16-bit inputs: PyTorch's roundings (see _batch_norm_16_bit)
     _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
+    _call_order = (0, 3, 4, 1, 2)  # F.batch_norm(input, running_mean, running_var, weight, bias)
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
@@ -291,6 +292,7 @@ class BatchNormEval(Function):
     _raw = True
     _blas = True  # float16 computed in float32 and rounded once, as bfloat16 (PyTorch's kernel)
     _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
+    _call_order = (0, 3, 4, 1, 2)  # F.batch_norm(input, running_mean, running_var, weight, bias)
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from ... import _creation
 from ..._dtype import int64
 from ..._tensor import Tensor
+from ...autograd.function import note_use
 from ...utils import trace
 from .. import init
 from ..functional.normalization import batch_norm
@@ -132,6 +133,7 @@ class _BatchNorm(_NormBase):
             else:
                 self.num_batches_tracked._data += 1
             self.num_batches_tracked._bump_version()
+            note_use(self.num_batches_tracked)  # (an op that a compiled graph takes it into)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked._data)
         return factor
