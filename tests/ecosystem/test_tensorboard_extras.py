@@ -35,18 +35,60 @@ def test_extras_are_read_back(tmp_path):
     assert sorted(tags["tensors"]) == ["custom_scalars__config__", "pr"]
     graph = acc.Graph()
     assert [n.name for n in graph.node] == [
-        "input/input.0",
-        "Sequential/Linear[0]",
-        "Sequential/ReLU[1]",
-        "Sequential/Linear[2]",
-        "output/output.0",
+        "input/input",
+        "output/output.1",
+        "Sequential/Linear[0]/weight/weight",
+        "Sequential/Linear[0]/bias/bias",
+        "Sequential/Linear[0]/linear",
+        "Sequential/ReLU[1]/relu",
+        "Sequential/Linear[2]/weight/weight",
+        "Sequential/Linear[2]/bias/bias",
+        "Sequential/Linear[2]/linear",
     ]
-    assert list(graph.node[2].input) == ["Sequential/Linear[0]"]
+    assert list(graph.node[5].input) == ["Sequential/Linear[0]/linear"]
     curve = acc.Tensors("pr")[0].tensor_proto
     values = np.array(curve.float_val).reshape(6, 5)
     assert values[0].tolist() == [2, 2, 2, 1, 0] and values[1].tolist() == [2, 1, 0, 0, 0]  # TP, FP
     assert open(os.path.join(tmp_path, "00000", "emb", "metadata.tsv")).read() == "a\nb\nc\nd\ne\n"
     assert 'tensor_name: "emb:00000"' in open(os.path.join(tmp_path, "projector_config.pbtxt")).read()
+
+
+def _graph_facts(graph_def) -> list:
+    """Each node of an ``add_graph`` graph as a TensorBoard user sees it: an input or output
+    by name, an operation by its scope, op and output shapes (PyTorch's constants left out)."""
+    facts = []
+    for n in graph_def.node:
+        shapes = [[d.size for d in s.dim] for s in n.attr["_output_shapes"].list.shape]
+        if n.op == "IO Node":
+            facts.append((n.name, shapes))
+        elif n.op.startswith("aten::"):
+            facts.append((n.name.rpartition("/")[0], n.op, shapes, len([i for i in n.input if "/" in i])))
+    return facts
+
+
+@pytest.mark.parity
+def test_add_graph_draws_operators_in_module_scopes_as_pytorch(torch):
+    # leaf-module calls were drawn, without the operations between them
+    from torch.utils.tensorboard._pytorch_graph import graph
+
+    from disttorch.utils.tensorboard.graph import module_graph
+
+    def net(T):
+        class Net(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = T.nn.Linear(4, 3)
+                self.seq = T.nn.Sequential(T.nn.ReLU(), T.nn.Linear(3, 2))
+
+            def forward(self, x):
+                return self.seq(self.fc1(x) * 2).sum(1)
+
+        return Net()
+
+    ours = _graph_facts(module_graph(net(dt), (dt.ones(5, 4),)))
+    theirs = _graph_facts(graph(net(torch), (torch.ones(5, 4),))[0])
+    assert [f[:3] for f in ours] == [f[:3] for f in theirs]
+    assert [f[3:] for f in ours if len(f) > 2] == [(3,), (1,), (1,), (3,), (1,)]  # (no constants)
 
 
 @pytest.mark.parity

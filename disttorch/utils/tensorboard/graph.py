@@ -1,16 +1,23 @@
-"""``add_graph``'s ``GraphDef``: the dataflow between a model's module calls.
+"""``add_graph``'s ``GraphDef``: the operators a model's forward runs, in the scopes of the
+modules that run them, as PyTorch's TorchScript trace draws them.
 
-PyTorch traces the model with TorchScript and draws every operator; disttorch has no
-tracer, so it runs the model once with forward hooks on its leaf modules and draws those
-calls instead: one node per leaf-module call, named by its scope (``Sequential/Linear[0]``)
-with the module class as its op and its output shapes, an edge wherever a call consumes a
-tensor an earlier call (or the input) produced, and IO nodes for inputs and outputs.
-Tensor operations written in a ``forward`` between modules are not drawn.
+The model runs once (no gradients) under a torch function mode that records each tensor
+operation called from Python code (a module's ``forward`` or the model's own), the way
+PyTorch's trace records ``aten`` operators: one node per operation, named by its module scope
+(``Net/Sequential[seq]/Linear[1]/linear``, numbered from the second of a name in a scope:
+``Net/mul.1``), with op ``aten::<name>``, ``attr`` ``"{}"``, its output shapes, and an edge from
+each operation (or input) that made a tensor it takes. A module's parameters and buffers an
+operation takes are ``prim::GetAttr`` nodes (``Net/Linear[fc1]/weight/weight``). The inputs
+are ``IO Node``s named after ``forward``'s parameters (``input/x``), the outputs
+``output/output.1``, ... Differences from PyTorch's: node names end in the operator's name,
+not TorchScript's value numbers, and numbers and other constants an operation takes are not
+drawn (PyTorch's ``prim::Constant``/``prim::ListConstruct`` nodes).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, Callable
 
 from tensorboard.compat.proto.attr_value_pb2 import AttrValue
 from tensorboard.compat.proto.graph_pb2 import GraphDef
@@ -20,6 +27,7 @@ from tensorboard.compat.proto.versions_pb2 import VersionDef
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...overrides import TorchFunctionMode
 from .._pytree import tree_leaves
 
 __all__ = ["module_graph"]
@@ -30,60 +38,133 @@ def _shapes(tensors: list[Tensor]) -> AttrValue:
     return AttrValue(list=AttrValue.ListValue(shape=shapes))
 
 
-def _scopes(model: Any) -> dict[int, str]:
-    """Leaf module id -> its scope name, ``Root/Class[attr]/...``."""
-    names = {id(model): type(model).__name__}
-    scopes = {}
+def _tensors(value: Any) -> list[Tensor]:
+    return [t for t in tree_leaves(value) if isinstance(t, Tensor)]
+
+
+def _op_name(func: Callable) -> str:
+    """``aten``'s name of an operation: ``Tensor.__rmul__`` -> ``mul``, ``F.linear`` -> ``linear``."""
+    name = getattr(func, "__name__", type(func).__name__)
+    if name.startswith("__") and name.endswith("__"):
+        name = name[2:-2]
+        name = name[1:] if name[:1] in "ri" and name[1:] in _REFLECTED else name
+    return name
+
+
+#: operators whose ``__r<op>__``/``__i<op>__`` forms name the same ``aten`` operator
+_REFLECTED = frozenset(
+    {"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"}
+)
+
+
+class _Recorder(TorchFunctionMode):
+    """Records the operations called while the model runs, in the current module scope."""
+
+    def __init__(self, held: dict[int, tuple[str, str]], root: str) -> None:
+        super().__init__()
+        self.nodes: list[NodeDef] = []
+        self.producer: dict[int, str] = {}
+        self.alive: list[Tensor] = []  # keeps the tensors whose ids name producers
+        self.held, self.stack = held, [root]  # (the scopes of the modules running)
+        self.used: dict[str, int] = {}
+
+    def unique(self, name: str) -> str:
+        n = self.used.get(name, 0)
+        self.used[name] = n + 1
+        return name if not n else f"{name}.{n}"
+
+    def add(self, name: str, op: str, inputs: list[str], produced: list[Tensor], attr: str | None) -> None:
+        attrs = {"_output_shapes": _shapes(produced)} if produced else {}
+        if attr is not None:
+            attrs["attr"] = AttrValue(s=attr.encode())
+        self.nodes.append(NodeDef(name=name, op=op, input=inputs, attr=attrs))
+        for t in produced:
+            self.producer[id(t)] = name
+        self.alive.extend(produced)
+
+    def source(self, t: Tensor) -> str | None:
+        """The node that made ``t``: an earlier operation, an input, or the module attribute
+        it is (a ``prim::GetAttr`` node, added at its first use)."""
+        if id(t) not in self.producer and id(t) in self.held:
+            scope, attr = self.held[id(t)]
+            self.add(f"{scope}/{attr}/{attr}", "prim::GetAttr", [], [], f"{{ name :  {attr} }}")
+            self.producer[id(t)] = f"{scope}/{attr}/{attr}"
+        return self.producer.get(id(t))
+
+    def __torch_function__(
+        self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+    ) -> Any:
+        out = func(*args, **(kwargs or {}))
+        produced = _tensors(out)
+        if produced:
+            inputs = [s for s in map(self.source, _tensors((args, kwargs))) if s is not None]
+            name = _op_name(func)
+            self.add(self.unique(f"{self.stack[-1]}/{name}"), f"aten::{name}", inputs, produced, "{}")
+        return out
+
+
+def _scopes(model: Any) -> tuple[dict[int, str], dict[int, tuple[str, str]]]:
+    """Module id -> its scope name (``Net``, ``Net/Sequential[seq]/Linear[1]``), and each
+    parameter's and buffer's id -> (its module's scope, its attribute name)."""
+    scopes = {id(model): type(model).__name__}
+    held: dict[int, tuple[str, str]] = {}
     for path, module in model.named_modules():
         if path:
             parent = model.get_submodule(path.rpartition(".")[0]) if "." in path else model
-            names[id(module)] = f"{names[id(parent)]}/{type(module).__name__}[{path.rpartition('.')[2]}]"
-        if not any(True for _ in module.children()):
-            scopes[id(module)] = names[id(module)]
-    return scopes
+            scopes[id(module)] = f"{scopes[id(parent)]}/{type(module).__name__}[{path.rpartition('.')[2]}]"
+        for attr, t in (*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)):
+            held.setdefault(id(t), (scopes[id(module)], attr))
+    return scopes, held
+
+
+def _input_names(model: Any, count: int) -> list[str]:
+    """``forward``'s parameter names for ``count`` positional inputs (``input.<i>`` beyond them)."""
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(model.forward).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"input.{i}" for i in range(count)]
 
 
 def module_graph(model: Any, input_to_model: Any) -> GraphDef:
-    """Run ``model(*inputs)`` once (no gradients) and return the graph of its module calls."""
+    """Run ``model(*inputs)`` once (no gradients) and return the graph of its operations."""
     inputs = input_to_model if isinstance(input_to_model, (tuple, list)) else (input_to_model,)
-    nodes: list[NodeDef] = []
-    producer: dict[int, str] = {}
-    alive: list[Tensor] = []  # keeps the tensors whose ids name producers
+    scopes, held = _scopes(model)
+    recorder = _Recorder(held, scopes[id(model)])
+    names = _input_names(model, len(inputs))
+    for name, value in zip(names, inputs):
+        leaves = _tensors(value)
+        for i, x in enumerate(leaves):
+            recorder.add(f"input/{name}" + (f".{i}" if len(leaves) > 1 else ""), "IO Node", [], [x], "")
 
-    def record(name: str, op: str, consumed: list[Tensor], produced: list[Tensor]) -> None:
-        edges = [producer[id(t)] for t in consumed if id(t) in producer]
-        nodes.append(NodeDef(name=name, op=op, input=edges, attr={"_output_shapes": _shapes(produced)}))
-        for t in produced:
-            producer[id(t)] = name
-        alive.extend(produced)
+    def enter(module: Any, args: tuple) -> None:
+        recorder.stack.append(scopes[id(module)])
 
-    for i, x in enumerate(t for t in tree_leaves(list(inputs)) if isinstance(t, Tensor)):
-        record(f"input/input.{i}", "IO Node", [], [x])
-    scopes, calls = _scopes(model), {}
+    def leave(module: Any, args: tuple, output: Any) -> None:
+        recorder.stack.pop()
 
-    def hook(module: Any, args: tuple, output: Any) -> None:
-        scope = scopes[id(module)]
-        calls[scope] = calls.get(scope, 0) + 1
-        name = scope if calls[scope] == 1 else f"{scope}.{calls[scope]}"
-        leaves = [t for t in tree_leaves(output) if isinstance(t, Tensor)]
-        record(
-            name, type(module).__name__, [t for t in tree_leaves(list(args)) if isinstance(t, Tensor)], leaves
-        )
-
-    handles = [m.register_forward_hook(hook) for m in model.modules() if id(m) in scopes]
+    handles = [m.register_forward_pre_hook(enter) for m in model.modules()]
+    handles += [m.register_forward_hook(leave) for m in model.modules()]
     try:
-        with grad_mode.no_grad():
+        with grad_mode.no_grad(), recorder:
             output = model(*inputs)
     finally:
         for h in handles:
             h.remove()
-    for i, y in enumerate(t for t in tree_leaves(output) if isinstance(t, Tensor)):
-        nodes.append(
+    first_op = sum(len(_tensors(value)) for value in inputs)  # (the outputs follow the inputs, as PyTorch's)
+    for i, y in enumerate(_tensors(output), 1):
+        source = recorder.producer.get(id(y))
+        recorder.nodes.insert(
+            first_op + i - 1,
             NodeDef(
                 name=f"output/output.{i}",
                 op="IO Node",
-                input=[producer.get(id(y), "")],
-                attr={"_output_shapes": _shapes([y])},
-            )
+                input=[source] if source else [],
+                attr={"_output_shapes": _shapes([y]), "attr": AttrValue(s=b"")},
+            ),
         )
-    return GraphDef(node=nodes, versions=VersionDef(producer=22))
+    return GraphDef(node=recorder.nodes, versions=VersionDef(producer=22))
