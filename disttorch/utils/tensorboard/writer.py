@@ -391,9 +391,9 @@ class SummaryWriter:
     def add_graph(
         self, model: Any, input_to_model: Any = None, verbose: bool = False, use_strict_trace: bool = True
     ) -> None:
-        """Log the graph of ``model``'s module calls on ``input_to_model`` (run once, without
-        gradients). Difference from PyTorch: nodes are leaf-module calls, not operators (there
-        is no TorchScript tracer)."""
+        """Log the graph of the operators ``model`` runs on ``input_to_model`` (run once,
+        without gradients), in its modules' scopes, as PyTorch's trace draws it (see
+        ``tensorboard.graph`` for what differs)."""
         graph = module_graph(model, input_to_model)
         self._get_file_writer().add_event(Event(graph_def=graph.SerializeToString()))
 
