@@ -963,11 +963,24 @@ def _wrap_dim(dim: int, ndim: int, has_dims: bool = False) -> int:
     if has_dims and not ndim:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = max(ndim, 1)
-    if not -n <= dim < n:
+    try:
+        inside = -n <= dim < n
+    except TypeError:
+        raise TypeError(_dim_type_error(dim)) from None
+    if not inside:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim + n if dim < 0 else dim
+
+
+def _dim_type_error(dim: Any, expected: str = "int") -> str:
+    """PyTorch's words for a dim of another type than ``expected``; a name (a named tensor's
+    dim, which PyTorch 2.13 no longer has) says so."""
+    text = f"argument 'dim' must be {expected}, not {type(dim).__name__}"
+    if isinstance(dim, str) or isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim):
+        text += " (named dims such as 'C' are not supported: PyTorch 2.13 has no named tensors)"
+    return text
 
 
 _scalar_warning = [True]  # PyTorch warns once per process

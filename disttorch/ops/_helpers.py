@@ -11,7 +11,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._public_name import package_name
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _dim_type_error, _wrap_dim
 from ..kernels.threads import astype, elementwise
 
 __all__ = [
@@ -140,7 +140,7 @@ def dim_int(d: Any) -> int:
     try:
         return operator.index(d)
     except TypeError:
-        raise TypeError(f"argument 'dim' must be int or tuple of ints, not {type(d).__name__}") from None
+        raise TypeError(_dim_type_error(d, "int or tuple of ints")) from None
 
 
 def dims_tuple(dim: Any, ndim: int) -> tuple | None:
