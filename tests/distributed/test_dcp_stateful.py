@@ -70,6 +70,13 @@ def _app_state(rank: int, world: int, directory: str) -> dict:
     wrapped = fresh.state_dict(keep_vars=True)  # the wrapper's own keys load too
     out["wrapper keys"] = str(fresh.load_state_dict({k: v.detach() * 0 for k, v in wrapped.items()}))
     out["zeroed"] = all(float(p.abs().sum()) == 0 for p in fresh.parameters())
+    try:  # a key only rank 1 asks for: every rank raises, naming rank 1's failure (PyTorch's planner)
+        dcp.load(
+            {"step": 0, **({"extra": torch.zeros(1)} if dist.get_rank() == 1 else {})},
+            checkpoint_id=directory,
+        )
+    except dcp.CheckpointException as error:
+        out["load failure"] = {rank: str(exc) for rank, (exc, _) in error.failures.items()}
     dist.destroy_process_group()
     return out
 
@@ -81,6 +88,7 @@ def test_stateful_values_are_saved_and_loaded_through_their_own_state_dicts(tmp_
         assert out["params"] and out["optim steps"] == [1.0, 1.0, 1.0, 1.0]
         assert out["step"] == 7 and out["stateful"] == (True, False)
         assert out["wrapper keys"] == "<All keys matched successfully>" and out["zeroed"]
+        assert out["load failure"] == {1: "Missing key in checkpoint state_dict: extra."}
 
 
 def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):
