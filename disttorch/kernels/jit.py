@@ -9,12 +9,18 @@ switched at run time). With ``None`` the kernel runs its NumPy form: both forms 
 same numbers, and the tests run both. (The op pool's spin-wait, ``spin_wait.py``, has no
 NumPy form: without it the pool's threads sleep between ops instead of spinning.) Compiled code is cached on disk (numba's
 ``cache=True``), so only the first process on a machine pays for compiling.
+
+A fork (a data loader's workers, ``os.fork``, a ``multiprocessing`` pool) waits for a
+builder or a numba compile running on another thread to finish: a child forked in the
+middle of one would inherit its import lock or numba's compiler lock held by a thread it
+does not have, and hang at its first compiled kernel.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -25,6 +31,7 @@ __all__ = ["compiled", "njit"]
 logger = logging.getLogger("disttorch.kernels")
 
 _built: dict[Callable[[], Any], Any] = {}
+_building = threading.RLock()  # held while a builder runs (numba's import among them)
 _guard: list = []  # the listener of _keep_warnings_shown, once installed
 
 
@@ -33,14 +40,50 @@ def compiled(build: Callable[[], Any]) -> Any:
     if os.environ.get("DISTTORCH_JIT", "1") == "0":
         return None
     if build not in _built:
-        try:
-            _built[build] = build()
-        except ImportError:  # numba missing, or too old/new for this NumPy
-            _built[build] = None
-        except Exception as error:  # noqa: BLE001 - e.g. no writable cache directory
-            logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
-            _built[build] = None
+        with _building:
+            if build not in _built:
+                _built[build] = _build(build)
     return _built[build]
+
+
+def _build(build: Callable[[], Any]) -> Any:
+    try:
+        return build()
+    except ImportError:  # numba missing, or too old/new for this NumPy
+        return None
+    except Exception as error:  # noqa: BLE001 - e.g. no writable cache directory
+        logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
+        return None
+
+
+#: How long a fork waits for another thread's build or compile before going on regardless.
+FORK_WAIT_S = 120.0
+_held_over_fork: list = []
+
+
+def _fork_locks() -> list:
+    """The locks a fork waits for: the builders' and, once numba is imported, its compiler's."""
+    compiler = getattr(sys.modules.get("numba.core.compiler_lock"), "global_compiler_lock", None)
+    return [_building] + ([compiler._lock] if hasattr(compiler, "_lock") else [])
+
+
+def _before_fork() -> None:
+    for lock in _fork_locks():
+        if not lock.acquire(timeout=FORK_WAIT_S):
+            logger.warning(
+                "fork: a kernel compile on another thread is still running after %.0f s", FORK_WAIT_S
+            )
+            break
+        _held_over_fork.append(lock)
+
+
+def _after_fork() -> None:
+    while _held_over_fork:
+        _held_over_fork.pop().release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
 
 
 def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
