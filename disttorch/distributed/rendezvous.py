@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
+from .._process_state import start_time
 from .base import auth
 from .base.addresses import address_towards, check_resolves
 from .base.errors import DistStoreError
@@ -541,17 +542,6 @@ def _holder_key(rank: int) -> str:
     return f"disttorch/holder/{rank}"
 
 
-def _started(pid: int) -> str | None:
-    """When process ``pid`` of this pid namespace started (``/proc``'s clock ticks; with its pid,
-    it names one process), or ``None`` if there is none or ``/proc`` cannot tell."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] in "ZX" else fields[19]
-
-
 def claim_rank(store: Store, rank: int) -> None:
     """Record this process as ``rank``'s in ``store``, refusing when another live process of
     this host holds it: a process started by a rank (``torch.multiprocessing.spawn``, a
@@ -565,7 +555,7 @@ def claim_rank(store: Store, rank: int) -> None:
         "host": _host_key(),
         "pidns": _pid_namespace(),
         "pid": os.getpid(),
-        "started": _started(os.getpid()),
+        "started": start_time(os.getpid()),
     }
     key = _holder_key(rank)
     if store.check([key]):
@@ -574,7 +564,7 @@ def claim_rank(store: Store, rank: int) -> None:
             holder.get("pid") != me["pid"]
             and (holder.get("host"), holder.get("pidns")) == (me["host"], me["pidns"])
             and me["started"] is not None
-            and holder.get("started") == _started(holder.get("pid", -1))
+            and holder.get("started") == start_time(holder.get("pid", -1))
         ):
             raise RuntimeError(
                 f"init_process_group: rank {rank} of this job is already taken by process "

@@ -112,6 +112,7 @@ def test_no_ending_leaves_files_or_processes(ending):
     marker = f"disttorch-ending-{uuid.uuid4().hex}"
     how = ending if ending in ("normal", "exception", "exit") else "wait"
     how += "_detached" if ending.endswith("_detached") else ""
+    how += "_tempdir" if ending in ("launcher_SIGINT", "launcher_SIGTERM") else ""  # removed at SIGTERM
     proc = _launch(how, tmp, marker)
     try:
         lines, pids = _wait_ready(proc, 2, 90)

@@ -7,26 +7,24 @@ A worker ends with the process that started it, even one killed by SIGKILL: on L
 for SIGTERM at its parent's death (``PR_SET_PDEATHSIG``, when its parent started it from the
 main thread, since the signal follows the starting thread), and it checks its parent's pid
 between batches (every second while idle) everywhere. On SIGTERM it removes the temporary
-directory it made (multiprocessing's, holding a listening socket) and dies of the signal."""
+directory it made (``disttorch._mp_temp_dir``) and dies of the signal."""
 
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 import queue
 import random
-import shutil
 import signal
 import sys
 import traceback
 from dataclasses import dataclass
-from multiprocessing import process as mp_process
 from typing import Any, Callable
 
 import numpy as np
 
 from ... import _random
+from ..._mp_temp_dir import remove_at_sigterm
 from ...kernels import threads as _intraop
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -38,32 +36,13 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _end_with_parent(parent_pid: int, started_by_main_thread: bool) -> None:
-    """Ask for SIGTERM when the parent dies (Linux; see :func:`_die_of_sigterm`); exit now if
-    it has died already."""
+    """Ask for SIGTERM when the parent dies (Linux); exit now if it has died already."""
     if sys.platform.startswith("linux") and started_by_main_thread:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
     if parent_pid and os.getppid() != parent_pid:
         os._exit(0)
-
-
-def _temp_dir() -> str | None:
-    """multiprocessing's temporary directory of this process (``util.get_temp_dir()``'s), if
-    made: it holds the listening socket its resource sharer opens to pass shared-memory
-    tensors. A Python process removes it only when it exits normally; a forked child
-    inherits its parent's."""
-    return mp_process.current_process()._config.get("tempdir")
-
-
-def _die_of_sigterm(inherited: str | None, signum: int, frame: Any) -> None:
-    """SIGTERM (the launcher stopping its ranks' process groups, ``kill``): remove the temporary
-    directory this worker made (not ``inherited``, its parent's), then die of the signal."""
-    tempdir = _temp_dir()
-    if tempdir and tempdir != inherited:
-        shutil.rmtree(tempdir, ignore_errors=True)
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
 
 
 @dataclass(frozen=True)
@@ -168,7 +147,7 @@ def worker_loop(
 ) -> None:
     """Body of a worker process; ends when it receives ``None`` or its parent ``parent_pid`` dies."""
     _end_with_parent(parent_pid, started_by_main_thread)
-    signal.signal(signal.SIGTERM, functools.partial(_die_of_sigterm, _temp_dir()))
+    remove_at_sigterm()
     # As PyTorch's workers: one thread per op (the cores are the training's and the other
     # workers'; a worker's first split would also start a pool and load the compiled kernels)
     _intraop.set_num_threads(1)
