@@ -31,7 +31,8 @@ __all__ = ["compiled", "njit"]
 logger = logging.getLogger("disttorch.kernels")
 
 _built: dict[Callable[[], Any], Any] = {}
-_building = threading.RLock()  # held while a builder runs (numba's import among them)
+_building: dict[int, int] = {}  # thread -> builders running on it (numba's import among them)
+_built_one = threading.Condition()  # guards _building; held by a fork from its start to its end
 _guard: list = []  # the listener of _keep_warnings_shown, once installed
 
 
@@ -40,9 +41,17 @@ def compiled(build: Callable[[], Any]) -> Any:
     if os.environ.get("DISTTORCH_JIT", "1") == "0":
         return None
     if build not in _built:
-        with _building:
-            if build not in _built:
-                _built[build] = _build(build)
+        me = threading.get_ident()
+        with _built_one:
+            _building[me] = _building.get(me, 0) + 1
+        try:
+            _built[build] = _build(build)
+        finally:
+            with _built_one:
+                _building[me] -= 1
+                if not _building[me]:
+                    del _building[me]
+                _built_one.notify_all()
     return _built[build]
 
 
@@ -56,34 +65,47 @@ def _build(build: Callable[[], Any]) -> Any:
         return None
 
 
-#: How long a fork waits for another thread's build or compile before going on regardless.
-FORK_WAIT_S = 120.0
+#: How long a fork waits for other threads' builders or compiles before going on regardless.
+FORK_WAIT_S = 60.0
 _held_over_fork: list = []
 
 
-def _fork_locks() -> list:
-    """The locks a fork waits for: the builders' and, once numba is imported, its compiler's."""
-    compiler = getattr(sys.modules.get("numba.core.compiler_lock"), "global_compiler_lock", None)
-    return [_building] + ([compiler._lock] if hasattr(compiler, "_lock") else [])
-
-
 def _before_fork() -> None:
-    for lock in _fork_locks():
-        if not lock.acquire(timeout=FORK_WAIT_S):
-            logger.warning(
-                "fork: a kernel compile on another thread is still running after %.0f s", FORK_WAIT_S
-            )
-            break
-        _held_over_fork.append(lock)
+    """Wait until no other thread runs a builder (new ones wait for the fork) and none holds
+    numba's compiler lock, which the fork then holds (builders on this thread go on: the
+    child has this thread)."""
+    me = threading.get_ident()
+    _built_one.acquire()
+    _held_over_fork.append(_built_one)
+    if not _built_one.wait_for(lambda: not _building.keys() - {me}, timeout=FORK_WAIT_S):
+        logger.warning("fork: a kernel builder on another thread still runs after %.0f s", FORK_WAIT_S)
+        return
+    compiler = getattr(sys.modules.get("numba.core.compiler_lock"), "global_compiler_lock", None)
+    lock = getattr(compiler, "_lock", None)
+    if lock is not None:
+        if lock.acquire(timeout=FORK_WAIT_S):
+            _held_over_fork.append(lock)
+        else:
+            logger.warning("fork: a numba compile on another thread still runs after %.0f s", FORK_WAIT_S)
 
 
-def _after_fork() -> None:
+def _after_fork_in_parent() -> None:
     while _held_over_fork:
         _held_over_fork.pop().release()
 
 
+def _after_fork_in_child() -> None:
+    me = threading.get_ident()
+    for thread in list(_building):  # those that waited out FORK_WAIT_S are not in the child
+        if thread != me:
+            del _building[thread]
+    _after_fork_in_parent()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+    os.register_at_fork(
+        before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+    )
 
 
 def njit(contract: bool = True, numpy_division: bool = False) -> Callable:

@@ -80,3 +80,20 @@ def test_a_fork_waits_for_a_numba_compile_on_another_thread():
         assert _fork_and_wait(lambda: global_compiler_lock._lock.acquire(timeout=5)) == "ok"
     finally:
         thread.join(5)
+
+
+@pytest.mark.timeout(30)
+def test_a_builder_may_wait_for_a_builder_on_another_thread():
+    """Builders do not exclude each other (a builder's warm-up may split an op over the pool,
+    whose threads build their own kernels)."""
+
+    def inner():
+        return "inner"
+
+    def outer():
+        thread = threading.Thread(target=jit.compiled, args=(inner,), daemon=True)
+        thread.start()
+        thread.join(5)
+        return not thread.is_alive()
+
+    assert jit.compiled(outer) is True and jit.compiled(inner) == "inner"
