@@ -41,6 +41,7 @@ from typing import List, Optional
 
 from disttorch import _error_file, _fd_limit
 from disttorch._error_file import write_error_file
+from disttorch._mp_temp_dir import remove_at_sigterm
 from disttorch.as_torch import _script
 from disttorch.as_torch._script import run_script
 
@@ -166,6 +167,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         os.execvp(argv[1], argv[1:])
     if guarded:  # orphans of its descendants become its children: reap them as they exit
         reap_adopted_orphans()
+    remove_at_sigterm()  # the launcher stops a rank's process group with SIGTERM
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     _fd_limit.reserve()

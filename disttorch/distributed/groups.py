@@ -22,7 +22,7 @@ import numpy as np
 from .algorithms import select
 from .base.errors import AuthenticationError, DistBackendError
 from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
-from .rendezvous import check_in, rendezvous
+from .rendezvous import check_in, claim_rank, release_rank, rendezvous
 from .store import TCPStore
 from .wire.transport import flush_sent
 
@@ -284,6 +284,7 @@ def init_process_group(
     _state.store = store
     _state.pid = os.getpid()
     try:
+        claim_rank(store, rank)
         # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
         _state.generation = store.add(f"disttorch/generation/{rank}", 1)
         check_in(store, rank, world_size, seconds, _state.generation)
@@ -468,6 +469,8 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             return
         if _state.owns_store and isinstance(_state.store, TCPStore):
             _state.store.retire()  # a rank re-initialising meanwhile waits for the next store
+        else:
+            release_rank(_state.store, GroupMember.WORLD.rank())
         try:
             for gid in sorted(_state.groups, reverse=True):
                 _state.groups.pop(gid).destroy()

@@ -61,17 +61,20 @@ from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
+from .._process_state import start_time
 from .base import auth
 from .base.addresses import address_towards, check_resolves
 from .base.errors import DistStoreError
 from .store import FileStore, Store, TCPStore
 from .store.c10d_client import C10dStoreClient
-from .wire.transport import host_address
+from .wire.transport import _host_key, _pid_namespace, host_address
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "JOIN_NOTICE_S",
     "check_in",
+    "claim_rank",
+    "release_rank",
     "RendezvousConfig",
     "expand_hostlist",
     "local_rank",
@@ -533,6 +536,53 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
             store.wait([f"{prefix}{r}" for r in missing], pause)
         except DistStoreError:
             pass  # not all of them yet: read who did check in, then wait again
+
+
+def _holder_key(rank: int) -> str:
+    return f"disttorch/holder/{rank}"
+
+
+def claim_rank(store: Store, rank: int) -> None:
+    """Record this process as ``rank``'s in ``store``, refusing when another live process of
+    this host holds it: a process started by a rank (``torch.multiprocessing.spawn``, a
+    ``multiprocessing`` pool, ``os.fork``) inherits ``RANK``, ``WORLD_SIZE`` and
+    ``MASTER_PORT`` and would join the running job as that rank, waiting out the timeout.
+
+    Raises:
+        RuntimeError: ``rank`` is held by another process of this host that is still running.
+    """
+    me = {
+        "host": _host_key(),
+        "pidns": _pid_namespace(),
+        "pid": os.getpid(),
+        "started": start_time(os.getpid()),
+    }
+    key = _holder_key(rank)
+    if store.check([key]):
+        holder = json.loads(store.get(key))
+        if (
+            holder.get("pid") != me["pid"]
+            and (holder.get("host"), holder.get("pidns")) == (me["host"], me["pidns"])
+            and me["started"] is not None
+            and holder.get("started") == start_time(holder.get("pid", -1))
+        ):
+            raise RuntimeError(
+                f"init_process_group: rank {rank} of this job is already taken by process "
+                f"{holder['pid']} of this host, which is still in the job: this process was "
+                "started by a rank (torch.multiprocessing.spawn, a multiprocessing pool, "
+                "os.fork), whose RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT it inherited, or "
+                "belongs to another job on the same MASTER_PORT. Give it a job of its own "
+                "(init_method=, rank=, world_size=, a free port)"
+            )
+    store.set(key, json.dumps(me))
+
+
+def release_rank(store: Store, rank: int) -> None:
+    """Forget this process as ``rank``'s holder (best effort: the store may be gone)."""
+    try:
+        store.delete_key(_holder_key(rank))
+    except Exception:  # noqa: BLE001 - rank 0's store may have closed already
+        pass
 
 
 def _verdict(world_size: int, kind: str, error: str) -> dict:

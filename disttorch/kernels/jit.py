@@ -9,12 +9,18 @@ switched at run time). With ``None`` the kernel runs its NumPy form: both forms 
 same numbers, and the tests run both. (The op pool's spin-wait, ``spin_wait.py``, has no
 NumPy form: without it the pool's threads sleep between ops instead of spinning.) Compiled code is cached on disk (numba's
 ``cache=True``), so only the first process on a machine pays for compiling.
+
+A fork (a data loader's workers, ``os.fork``, a ``multiprocessing`` pool) waits for a
+builder or a numba compile running on another thread to finish: a child forked in the
+middle of one would inherit its import lock or numba's compiler lock held by a thread it
+does not have, and hang at its first compiled kernel.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -25,6 +31,8 @@ __all__ = ["compiled", "njit"]
 logger = logging.getLogger("disttorch.kernels")
 
 _built: dict[Callable[[], Any], Any] = {}
+_building: dict[int, int] = {}  # thread -> builders running on it (numba's import among them)
+_built_one = threading.Condition()  # guards _building; held by a fork from its start to its end
 _guard: list = []  # the listener of _keep_warnings_shown, once installed
 
 
@@ -33,14 +41,71 @@ def compiled(build: Callable[[], Any]) -> Any:
     if os.environ.get("DISTTORCH_JIT", "1") == "0":
         return None
     if build not in _built:
+        me = threading.get_ident()
+        with _built_one:
+            _building[me] = _building.get(me, 0) + 1
         try:
-            _built[build] = build()
-        except ImportError:  # numba missing, or too old/new for this NumPy
-            _built[build] = None
-        except Exception as error:  # noqa: BLE001 - e.g. no writable cache directory
-            logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
-            _built[build] = None
+            _built[build] = _build(build)
+        finally:
+            with _built_one:
+                _building[me] -= 1
+                if not _building[me]:
+                    del _building[me]
+                _built_one.notify_all()
     return _built[build]
+
+
+def _build(build: Callable[[], Any]) -> Any:
+    try:
+        return build()
+    except ImportError:  # numba missing, or too old/new for this NumPy
+        return None
+    except Exception as error:  # noqa: BLE001 - e.g. no writable cache directory
+        logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
+        return None
+
+
+#: How long a fork waits for other threads' builders or compiles before going on regardless.
+FORK_WAIT_S = 60.0
+_held_over_fork: list = []
+
+
+def _before_fork() -> None:
+    """Wait until no other thread runs a builder (new ones wait for the fork) and none holds
+    numba's compiler lock, which the fork then holds (builders on this thread go on: the
+    child has this thread)."""
+    me = threading.get_ident()
+    _built_one.acquire()
+    _held_over_fork.append(_built_one)
+    if not _built_one.wait_for(lambda: not _building.keys() - {me}, timeout=FORK_WAIT_S):
+        logger.warning("fork: a kernel builder on another thread still runs after %.0f s", FORK_WAIT_S)
+        return
+    compiler = getattr(sys.modules.get("numba.core.compiler_lock"), "global_compiler_lock", None)
+    lock = getattr(compiler, "_lock", None)
+    if lock is not None:
+        if lock.acquire(timeout=FORK_WAIT_S):
+            _held_over_fork.append(lock)
+        else:
+            logger.warning("fork: a numba compile on another thread still runs after %.0f s", FORK_WAIT_S)
+
+
+def _after_fork_in_parent() -> None:
+    while _held_over_fork:
+        _held_over_fork.pop().release()
+
+
+def _after_fork_in_child() -> None:
+    me = threading.get_ident()
+    for thread in list(_building):  # those that waited out FORK_WAIT_S are not in the child
+        if thread != me:
+            del _building[thread]
+    _after_fork_in_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+    )
 
 
 def njit(contract: bool = True, numpy_division: bool = False) -> Callable:

@@ -1,6 +1,7 @@
 """Datasets, samplers, collation and DataLoader (also with worker processes)."""
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -167,7 +168,8 @@ def test_worker_exception_is_reraised_as_its_class_with_its_traceback():
 
 
 class Dies(Dataset):
-    """Its worker ends (``how``: SIGKILL, os._exit or SIGSTOP) when it reaches sample 4."""
+    """Its worker ends (``how``: SIGKILL, os._exit or SIGSTOP) or hangs ("hang") when it
+    reaches sample 4."""
 
     def __init__(self, how):
         self.how = how
@@ -182,6 +184,8 @@ class Dies(Dataset):
 
             if self.how == "exit":
                 os._exit(7)
+            if self.how == "hang":
+                time.sleep(600)
             os.kill(os.getpid(), signal.SIGKILL if self.how == "kill" else signal.SIGSTOP)
         return i
 
@@ -213,6 +217,16 @@ def test_a_stopped_worker_times_out_and_is_killed(monkeypatch):
     it = iter(DataLoader(Dies("stop"), batch_size=2, num_workers=2, timeout=0.5))
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
         list(it)
+
+
+@pytest.mark.timeout(60)
+def test_a_hung_worker_fails_the_pass_at_its_timeout_not_five_seconds_later():
+    """The failing pass stopped its workers waiting 5 s for the hung one to leave."""
+    it = iter(DataLoader(Dies("hang"), batch_size=2, num_workers=2, timeout=0.5))
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        list(it)
+    assert time.monotonic() - start < 2.5
 
 
 class StopsItsSender:

@@ -1,11 +1,13 @@
 """A process forked after ``init_process_group`` shares its parent's group object but not its
 connections: a collective or a send in the child raises at once, naming the parent, and the
-child's exit leaves the parent's group working."""
+child's exit leaves the parent's group working. Its ``init_process_group`` with the inherited
+environment does not join its parent's job as its parent's rank."""
 
 from __future__ import annotations
 
 import os
 import time
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -36,10 +38,16 @@ def forked_child(rank: int, world: int) -> dict:
                 messages.append("returned")
             except Exception as e:  # noqa: BLE001 - reported to the parent
                 messages.append(f"{type(e).__name__} {time.monotonic() - start:.1f}s: {e}")
-        os.write(write, "\n".join(messages).encode())
-        os.close(write)
         try:
             dist.destroy_process_group()  # forgets the group, touches nothing of the parent's
+            start = time.monotonic()
+            try:  # the inherited environment names the parent's job: it must not join it
+                dist.init_process_group(timeout=timedelta(seconds=20))
+                messages.append("joined")
+            except Exception as e:  # noqa: BLE001 - reported to the parent
+                messages.append(f"{type(e).__name__} {time.monotonic() - start:.1f}s: {e}")
+            os.write(write, "\n".join(messages).encode())
+            os.close(write)
         finally:
             os._exit(0 if not dist.is_initialized() else 3)
     os.close(write)
@@ -48,7 +56,7 @@ def forked_child(rank: int, world: int) -> dict:
     _, status = os.waitpid(pid, 0)
     dist.all_reduce(x)  # the parent's group still works
     dist.destroy_process_group()
-    return {"child": child.splitlines(), "status": status, "sum": x.tolist()}
+    return {"child": child.splitlines(), "status": status, "sum": x.tolist(), "rank": rank}
 
 
 @pytest.mark.timeout(90)
@@ -56,8 +64,12 @@ def test_a_forked_child_cannot_use_its_parents_group():
     results = run_ranks(forked_child, 2, timeout=80, env={"DISTTORCH_TIMEOUT": "60"})
     for r in results:
         assert r["status"] == 0 and r["sum"] == [4.0] * 4, r
-        assert len(r["child"]) == 4, r["child"]
-        for line in r["child"]:
+        assert len(r["child"]) == 5, r["child"]
+        *uses, joining = r["child"]
+        assert float(joining.split(" ")[1].rstrip("s:")) < 5, joining
+        if r["rank"] == 1:  # rank 0's store port is its parent's: that fails first, as it should
+            assert joining.startswith("RuntimeError") and "rank 1 of this job is already taken" in joining
+        for line in uses:
             name, seconds = line.split(" ")[:2]
             assert name == "DistBackendError" and float(seconds.rstrip("s:")) < 2, line
             assert "belongs to process" in line and "forked" in line, line

@@ -112,6 +112,7 @@ def test_no_ending_leaves_files_or_processes(ending):
     marker = f"disttorch-ending-{uuid.uuid4().hex}"
     how = ending if ending in ("normal", "exception", "exit") else "wait"
     how += "_detached" if ending.endswith("_detached") else ""
+    how += "_tempdir" if ending in ("launcher_SIGINT", "launcher_SIGTERM") else ""  # removed at SIGTERM
     proc = _launch(how, tmp, marker)
     try:
         lines, pids = _wait_ready(proc, 2, 90)
@@ -142,7 +143,7 @@ def test_no_ending_leaves_files_or_processes(ending):
 
 LOADER = """
 import os, sys, time
-import numpy as np
+import disttorch, disttorch.multiprocessing  # tensors cross in shared memory
 import disttorch.utils.data as data
 
 class Slow(data.Dataset):
@@ -150,10 +151,11 @@ class Slow(data.Dataset):
         return 10_000
     def __getitem__(self, i):
         time.sleep(0.05)
-        return np.float32(i)
+        return disttorch.tensor(float(i))
 
 it = iter(data.DataLoader(Slow(), batch_size=2, num_workers=2))
-next(it)
+for _ in range(3):  # a batch from each worker: each has its temporary directory
+    next(it)
 import multiprocessing
 print("WORKERS", " ".join(str(c.pid) for c in multiprocessing.active_children()), flush=True)
 time.sleep(600)
@@ -161,10 +163,11 @@ time.sleep(600)
 
 
 @pytest.mark.timeout(60)
-def test_dataloader_workers_end_when_their_parent_is_killed():
+def test_dataloader_workers_end_when_their_parent_is_killed(tmp_path):
+    """... removing their temporary directories (multiprocessing's, with a listening socket)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", LOADER],
-        env=dict(os.environ, PYTHONPATH=REPO),
+        env=dict(os.environ, PYTHONPATH=REPO, TMPDIR=str(tmp_path)),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -183,6 +186,7 @@ def test_dataloader_workers_end_when_their_parent_is_killed():
             p for p in workers if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
         ]
         assert not alive, f"DataLoader workers {alive} outlived their parent"
+        assert os.listdir(tmp_path) == []
     finally:
         if proc.poll() is None:
             proc.kill()

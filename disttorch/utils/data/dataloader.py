@@ -105,6 +105,16 @@ def _check_workers(workers: list) -> None:
     raise RuntimeError(message)
 
 
+def _timed_out(workers: list, timeout: float) -> RuntimeError:
+    """PyTorch's error for a batch not received within the loader's ``timeout``. The workers
+    are killed first: one that hangs would otherwise be waited for again, ``_WORKER_JOIN_S``
+    more, as the pass that fails stops them."""
+    for w in workers:
+        if w.is_alive():
+            w.kill()
+    return RuntimeError(f"DataLoader timed out after {timeout} seconds")
+
+
 class _Fetch:
     """A picklable fetch function for worker processes."""
 
@@ -230,7 +240,7 @@ class _WorkerPool:
             except queue.Empty:
                 _check_workers(self.workers)
                 if 0 < timeout <= time.monotonic() - since:
-                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
+                    raise _timed_out(self.workers, timeout) from None
                 continue
             if isinstance(data, _ResumeIteration):
                 waiting.discard(data.worker_id)
@@ -503,7 +513,7 @@ class DataLoader(Generic[T_co]):
                 except queue.Empty:
                     _check_workers(workers)
                     if 0 < self.timeout <= time.monotonic() - waited_since:
-                        raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds") from None
+                        raise _timed_out(workers, self.timeout) from None
                     continue
                 except Exception:  # a result broken off by its sender's death: name the death
                     _await_a_death(workers, _DEATH_VISIBLE_S)

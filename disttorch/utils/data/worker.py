@@ -4,9 +4,10 @@ queue. ``get_worker_info()`` tells dataset code which worker it runs in.
 
 A worker runs its ops on one thread, as PyTorch's (``torch.get_num_threads()`` is 1 there).
 A worker ends with the process that started it, even one killed by SIGKILL: on Linux it asks
-for SIGKILL at its parent's death (``PR_SET_PDEATHSIG``, when its parent started it from the
+for SIGTERM at its parent's death (``PR_SET_PDEATHSIG``, when its parent started it from the
 main thread, since the signal follows the starting thread), and it checks its parent's pid
-between batches (every second while idle) everywhere."""
+between batches (every second while idle) everywhere. On SIGTERM it removes the temporary
+directory it made (``disttorch._mp_temp_dir``) and dies of the signal."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import _random
+from ..._mp_temp_dir import remove_at_sigterm
 from ...kernels import threads as _intraop
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -34,11 +36,11 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _end_with_parent(parent_pid: int, started_by_main_thread: bool) -> None:
-    """Ask for SIGKILL when the parent dies (Linux); exit now if it has died already."""
+    """Ask for SIGTERM when the parent dies (Linux); exit now if it has died already."""
     if sys.platform.startswith("linux") and started_by_main_thread:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
     if parent_pid and os.getppid() != parent_pid:
         os._exit(0)
 
@@ -145,6 +147,7 @@ def worker_loop(
 ) -> None:
     """Body of a worker process; ends when it receives ``None`` or its parent ``parent_pid`` dies."""
     _end_with_parent(parent_pid, started_by_main_thread)
+    remove_at_sigterm()
     # As PyTorch's workers: one thread per op (the cores are the training's and the other
     # workers'; a worker's first split would also start a pool and load the compiled kernels)
     _intraop.set_num_threads(1)
@@ -154,6 +157,23 @@ def worker_loop(
     base = seed - worker_id
     np.random.seed(np.random.SeedSequence([worker_id, base & 0xFFFFFFFF, base >> 32, 0]).generate_state(4))
     _info[0] = WorkerInfo(worker_id, num_workers, seed, dataset)
+    try:
+        _serve(dataset, index_queue, result_queue, fetch, worker_id, init_fn, iterable, parent_pid)
+    except KeyboardInterrupt:  # as PyTorch's workers: a Ctrl-C is the main process's to report
+        pass
+
+
+def _serve(
+    dataset: Any,
+    index_queue: Any,
+    result_queue: Any,
+    fetch: Callable,
+    worker_id: int,
+    init_fn: Callable | None,
+    iterable: bool,
+    parent_pid: int,
+) -> None:
+    """Run ``init_fn``, then answer the index queue's tasks until ``None`` or the parent's death."""
     try:
         if init_fn is not None:
             init_fn(worker_id)

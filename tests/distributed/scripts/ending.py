@@ -1,7 +1,9 @@
 """A rank that shares memory with its host's ranks and binds ipc sockets, starts a child process, then ends as
 asked: normal | exception | exit (os._exit) | wait (until killed) | wait_detached (the same, its child in a
-session of its own, out of the rank's process group)."""
+session of its own, out of the rank's process group); wait_tempdir: the same, having made its multiprocessing
+temporary directory."""
 
+import multiprocessing.util
 import os
 import subprocess
 import sys
@@ -18,6 +20,8 @@ dist.all_reduce(x)
 child = subprocess.Popen(
     [sys.executable, "-c", "import time; time.sleep(600)", marker], start_new_session=how == "wait_detached"
 )
+if how.endswith("_tempdir"):  # as passing a shared-memory tensor makes it, for its listening socket
+    multiprocessing.util.get_temp_dir()
 print(f"READY {dist.get_rank()} {os.getpid()} {child.pid}", flush=True)
 if how.startswith("wait"):
     time.sleep(600)
