@@ -47,7 +47,11 @@ class CelebA(VisionDataset):
         ("0B7EVK8r0v71pblRyaVFSWGxPY0U", "75e246fa4810816ffd6ee81facbd244c", "list_attr_celeba.txt"),
         ("1_ee_0u7vcNLOfNLegJRHmolfH5ICW-XS", "32bd1bd63d3c78cd57e08160ec5ed1e2", "identity_CelebA.txt"),
         ("0B7EVK8r0v71pbThiMVRxWXZ4dU0", "00566efa6fedff7a56946cd1c10f1c16", "list_bbox_celeba.txt"),
-        ("0B7EVK8r0v71pd0FJY3Blby1HUTQ", "cc24ecafdb5b50baae59b03474781f8c", "list_landmarks_align_celeba.txt"),
+        (
+            "0B7EVK8r0v71pd0FJY3Blby1HUTQ",
+            "cc24ecafdb5b50baae59b03474781f8c",
+            "list_landmarks_align_celeba.txt",
+        ),
         ("0B7EVK8r0v71pY0NSMzRuSXJEVkk", "d32c9cbf5e040fd4025c592c306e6668", "list_eval_partition.txt"),
     ]
 
@@ -105,7 +109,9 @@ class CelebA(VisionDataset):
         )
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        image = pil().open(os.path.join(self.root, self.base_folder, "img_align_celeba", self.filename[index]))
+        image = pil().open(
+            os.path.join(self.root, self.base_folder, "img_align_celeba", self.filename[index])
+        )
         parts = []
         for kind in self.target_type:
             if kind == "attr":
