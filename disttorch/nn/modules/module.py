@@ -189,10 +189,10 @@ class Module(StateDictHooks):
             )
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = {}  # plain dicts, as PyTorch's (a program may print them)
+        d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = OrderedDict()
+        d["_modules"] = {}
         d["_forward_pre_hooks"] = _HookDict()
         d["_forward_pre_hooks_with_kwargs"] = _HookDict()
         d["_forward_hooks"] = _HookDict()
