@@ -206,7 +206,9 @@ def test_rotate_and_random_rotation():
     angle = rotation.get_params(rotation.degrees)
     dt.manual_seed(3)
     assert angle == float(dt.empty(1).uniform_(-10.0, 10.0)) and -10 <= angle <= 10
-    assert repr(rotation) == "RandomRotation(degrees=[-10.0, 10.0], interpolation=nearest, expand=False, fill=0)"
+    assert (
+        repr(rotation) == "RandomRotation(degrees=[-10.0, 10.0], interpolation=nearest, expand=False, fill=0)"
+    )
     assert rotation(pil).size == (5, 4) and rotation(square).shape == (2, 5, 5)
     with pytest.raises(ValueError, match="must be positive"):
         T.RandomRotation(-1)
