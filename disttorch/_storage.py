@@ -337,7 +337,8 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
     """The bytes of memory this tensor lies in, shared with it (and with its views); if the
     storage is reallocated (``resize_``, or a ``set_`` beyond its end), this tensor follows.
     As in PyTorch, one memory is one object (``a.untyped_storage() is a[1:].untyped_storage()``),
-    which lives while a tensor that asked for it does."""
+    which lives while a tensor that asked for it does (the paths that move a tensor to other
+    memory, ``.data =``, ``set_``, ``Module.to``, drop it, so old memory is not kept)."""
     raw = root_bytes(self._data)
     key = _key(raw)
     found = getattr(self, "_storage_object", None)

@@ -440,6 +440,7 @@ class Tensor(metaclass=_TensorMeta):
     @data.setter
     def data(self, value: "Tensor") -> None:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        self._storage_object = None  # other memory: its storage object is no longer this one
 
     @property
     def retains_grad(self) -> bool:

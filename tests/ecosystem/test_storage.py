@@ -115,3 +115,18 @@ def test_one_storage_object_per_memory_and_legacy_constructors_over_storages():
 @pytest.mark.parity
 def test_storage_identity_and_legacy_constructors_match_pytorch(torch):
     assert _identity_and_legacy(dt) == _identity_and_legacy(torch)
+
+
+def test_a_tensor_moved_to_other_memory_lets_its_old_storage_object_go():
+    import gc
+    import weakref
+
+    layer = dt.nn.Linear(4, 4)
+    old = weakref.ref(layer.weight.untyped_storage())  # the weight holds its storage object
+    assert old() is layer.weight.untyped_storage()
+    layer.half()  # Module.to: new memory
+    p = dt.zeros(5)
+    gone = weakref.ref(p.untyped_storage())
+    p.data = dt.ones(3)
+    gc.collect()
+    assert old() is None and gone() is None and p.untyped_storage().nbytes() == 12

@@ -543,6 +543,7 @@ class Module(StateDictHooks):
                 continue
             if new._data is not param._data:
                 param._data = new._data
+                param._storage_object = None  # the old memory's storage object must not keep it
                 param._version_box = [0]
             if grad is not None:
                 param._grad = Tensor._make(grad._data)
