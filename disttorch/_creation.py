@@ -13,6 +13,7 @@ from . import _dtype, _memory_format, _native_warnings
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
 from ._ndarray_sequences import holds, warn_if_holds_ndarrays
+from ._storage import is_storage, storage_elements
 from ._tensor import Size, Tensor, _as_meta, _tensor_arg, _wants_meta
 
 __all__ = [
@@ -654,6 +655,8 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
         return new_empty(self, args[0], device=device)
     if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
         return new_tensor(self, args[0], device=device)
+    if len(args) == 1 and is_storage(args[0]):
+        return Tensor._make(storage_elements(args[0], self.dtype))  # sharing its memory
     if len(args) == 1:
         raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     raise TypeError(

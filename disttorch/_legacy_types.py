@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype, _native_warnings
 from ._ndarray_sequences import warn_if_holds_ndarrays
 from ._no_device import HINT
+from ._storage import is_storage, storage_elements
 from ._tensor import Size, Tensor
 
 __all__ = [
@@ -81,6 +82,8 @@ class tensortype(type):
                 f"{', '.join(type(a).__name__ for a in args)}"
             )
         data = args[0]
+        if is_storage(data):
+            return Tensor._make(storage_elements(data, cls.dtype))  # sharing its memory
         if not isinstance(data, (list, tuple, np.ndarray)):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         arr = np.array(data, dtype=np_dt)

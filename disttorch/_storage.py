@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -127,6 +128,7 @@ class UntypedStorage:
         keep = min(nbytes, old.size)
         new[:keep] = old[:keep]
         self._bytes = new
+        _objects[_key(new)] = self
         if old.size:
             _move_all(old, new)
         return self
@@ -173,7 +175,24 @@ class UntypedStorage:
         return f"{body}\n[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
 
 
+#: PyTorch's switches for the TypedStorage warning: shown the first time only, unless always
+_typed_warning = {"always": False, "shown": False}
+
+
+def _set_always_warn_typed_storage_removal(always_warn: bool) -> None:
+    """Show the TypedStorage deprecation warning at every use, not only the first."""
+    _typed_warning["always"] = bool(always_warn)
+
+
+def _reset_warn_typed_storage_removal() -> None:
+    """Let the next use show the TypedStorage deprecation warning again."""
+    _typed_warning["shown"] = False
+
+
 def _warn_typed_storage() -> None:
+    if _typed_warning["shown"] and not _typed_warning["always"]:
+        return
+    _typed_warning["shown"] = True
     warnings.warn(
         "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
         "only storage class. This should only matter to you if you are using storages directly.  To "
@@ -306,10 +325,29 @@ def _rebase(t: Tensor, old: np.ndarray, new: np.ndarray) -> None:
         t._data = np.ndarray(arr.shape, arr.dtype, buffer=new, offset=start, strides=arr.strides)
 
 
+#: the storage object of each memory a live storage object covers, by (address, bytes)
+_objects: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _key(raw: np.ndarray) -> tuple[int, int]:
+    return raw.__array_interface__["data"][0], raw.size
+
+
 def untyped_storage(self: Tensor) -> UntypedStorage:
     """The bytes of memory this tensor lies in, shared with it (and with its views); if the
-    storage is reallocated (``resize_``, or a ``set_`` beyond its end), this tensor follows."""
-    return UntypedStorage(root_bytes(self._data))
+    storage is reallocated (``resize_``, or a ``set_`` beyond its end), this tensor follows.
+    As in PyTorch, one memory is one object (``a.untyped_storage() is a[1:].untyped_storage()``),
+    which lives while a tensor that asked for it does (the paths that move a tensor to other
+    memory, ``.data =``, ``set_``, ``Module.to``, drop it, so old memory is not kept)."""
+    raw = root_bytes(self._data)
+    key = _key(raw)
+    found = getattr(self, "_storage_object", None)
+    if found is None or _key(found._bytes) != key:
+        found = _objects.get(key)
+        if found is None or _key(found._bytes) != key:
+            found = _objects[key] = UntypedStorage(raw)
+        self._storage_object = found
+    return found
 
 
 def storage(self: Tensor) -> TypedStorage:
@@ -322,6 +360,20 @@ def storage_offset(self: Tensor) -> int:
     """Elements from the start of the storage to this tensor's first element."""
     start = root_bytes(self._data).__array_interface__["data"][0]
     return (self.data_ptr() - start) // self._data.itemsize
+
+
+def storage_elements(storage: UntypedStorage | TypedStorage, dtype: _dtype.dtype) -> np.ndarray:
+    """The elements of ``storage`` as a 1-D array of ``dtype`` sharing its memory: what the
+    legacy constructors (``torch.Tensor(storage)``, ``torch.FloatTensor(storage)``,
+    ``x.new(storage)``) hold. A typed storage must have that dtype, as in PyTorch."""
+    if isinstance(storage, TypedStorage):
+        if storage.dtype != dtype:
+            raise RuntimeError(
+                f"Expected a Storage of type {dtype.scalar_name} or an UntypedStorage, but got type "
+                f"{storage.dtype.scalar_name} for argument 1 'storage'"
+            )
+        storage = storage.untyped()
+    return TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)._elements()
 
 
 def _typed_storage(self: Tensor) -> TypedStorage:

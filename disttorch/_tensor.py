@@ -154,6 +154,7 @@ class Tensor(metaclass=_TensorMeta):
         "_retains_grad",
         "_base",
         "_view_version",
+        "_storage_object",  # set by untyped_storage(): the one object of this memory
         "__weakref__",
         "__dict__",
     )
@@ -185,7 +186,11 @@ class Tensor(metaclass=_TensorMeta):
             arr = np.array(args[0], dtype=default)
             warn_if_holds_ndarrays(args[0], arr.size)
         elif len(args) == 1:
-            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+            from ._storage import is_storage, storage_elements
+
+            if not is_storage(args[0]):
+                raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+            arr = storage_elements(args[0], _dtype.get_default_dtype())  # shares its memory
         else:
             raise TypeError(
                 f"new() received an invalid combination of arguments - got "
@@ -435,6 +440,7 @@ class Tensor(metaclass=_TensorMeta):
     @data.setter
     def data(self, value: "Tensor") -> None:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        self._storage_object = None  # other memory: its storage object is no longer this one
 
     @property
     def retains_grad(self) -> bool:

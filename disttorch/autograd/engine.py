@@ -459,6 +459,17 @@ def _call_backward(node: Function, grads: list) -> tuple:
     return out
 
 
+def call_node(node: Function, grads: tuple) -> Any:
+    """``node(*grads)``: the gradients of ``node``'s inputs for the gradients ``grads`` of its
+    outputs, as its backward gives them (the engine, not the node, reduces a broadcast input's
+    gradient to its shape, as in PyTorch); one tensor for a one-input node, else a tuple."""
+    if len(grads) != node._n_outputs:
+        raise TypeError(f"{node.name()}: expected {node._n_outputs} gradients, got {len(grads)}")
+    hidden = node._unlisted  # arguments that are not PyTorch's tensor inputs
+    out = tuple(g for i, g in enumerate(_call_backward(node, list(grads))) if i not in hidden)
+    return out[0] if len(out) == 1 else out
+
+
 def _zeros_for(node: Function, i: int):
     meta = node._output_meta[i]
     if meta is None:  # a user Function's output that is not a tensor: backward gets None

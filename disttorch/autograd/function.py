@@ -31,7 +31,7 @@ from .._public_name import package_name
 from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_fields, saved_hooks
-from .node_types import show_name, unshown
+from .node_types import node_apply, show_name, unshown
 from .saved_fields import FREED_MSG as _FREED_MSG
 from .saved_fields import modified_inplace_message
 
@@ -301,7 +301,17 @@ class Function(FunctionCtx, Node):
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """``MyFunction()(x)``, the legacy style with a non-static forward, as PyTorch refuses it."""
+        """A built-in op's node called on gradients of its outputs (``y.grad_fn(g)``) returns
+        the gradients of its inputs, as PyTorch's nodes (one tensor, or a tuple for several
+        inputs). A user Function's node is not callable (its ``apply`` is its backward) and
+        ``MyFunction()(x)``, the legacy style with a non-static forward, is refused, as in
+        PyTorch."""
+        if "next_edges" in self.__dict__:
+            if not self._raw:
+                raise TypeError(f"'{self.name()}' object is not callable")
+            from .engine import call_node
+
+            return call_node(self, args)
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
             "new-style autograd function with static forward method. (Example: "
@@ -378,9 +388,10 @@ class Function(FunctionCtx, Node):
         own = [n for n in super().__dir__() if n != "_saved" and not n.startswith(("_saved_", "_raw_saved_"))]
         return sorted({*own, *saved_fields.field_names(self)})
 
-    @classmethod
+    @node_apply
     def apply(cls, *args: Any) -> Any:
-        """Run forward; when grad is enabled and an input requires grad, record a node."""
+        """Run forward; when grad is enabled and an input requires grad, record a node (on a
+        user Function's node, ``apply`` is its backward: see :class:`.node_types.node_apply`)."""
         if _observers and not _observing[0]:
             return _observed(cls, args)
         if _dispatch and not getattr(_dispatch_state, "off", 0):

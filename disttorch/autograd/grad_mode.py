@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from .._grad_flag import grad_enabled as _state  # grad mode, per thread
 from .._inference import enabled as _inference
+from .._public_name import package_name
 from .._thread_flag import ThreadFlag
 
 __all__ = [
@@ -147,6 +148,10 @@ class set_grad_enabled(_GradMode):
 
     def __exit__(self, *exc: Any) -> None:
         _state[0] = self._prev
+
+    def __repr__(self) -> str:
+        """As PyTorch's (a notebook cell ending in ``torch.set_grad_enabled(True)`` shows it)."""
+        return f"{package_name()}.autograd.grad_mode.set_grad_enabled(mode={self._mode})"
 
 
 #: whether backward may run on worker threads (disttorch's always runs on the calling thread)

@@ -10,9 +10,23 @@ carries the name: it behaves as before (``isinstance``, methods, saved fields).
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from .._public_name import package_name
+
+
+class node_apply(classmethod):
+    """A Function's ``apply``: called on the class, it runs forward and records a node
+    (``MyFn.apply(x)``); looked up on a node of a Python Function (``y.grad_fn.apply(g)``), it
+    runs that node's backward on ``g`` and returns what backward returns, as PyTorch's nodes
+    of Python Functions do. Built-in ops' nodes keep the class's ``apply``."""
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        if obj is not None and obj._raw is False:
+            return types.MethodType(type(obj).backward, obj)
+        return super().__get__(obj, cls)
+
 
 _classes: dict[tuple[type, str], type] = {}
 _by_op: dict[type, type] = {}  # a Function's class -> its named subclass, for nodes not renamed
@@ -50,5 +64,5 @@ def _named_subclass(base: type, name: str) -> type:
         "_shown": True,
     }
     if hasattr(base, "apply"):  # ``type(node).apply(...)`` records a node of the op's class
-        ns["apply"] = classmethod(lambda _cls, *args: base.apply(*args))
+        ns["apply"] = node_apply(lambda _cls, *args: base.apply(*args))
     return type(base)(name, (base,), ns)

@@ -39,6 +39,7 @@ import numpy as np
 
 from .lstm_cell import cell_arithmetic
 from .step_product import StepProduct
+from .vml import tanh
 
 __all__ = [
     "gate_scale",
@@ -83,10 +84,16 @@ def _finish_sigmoid_(a: np.ndarray) -> None:
 
 # ------------------------------------------------------------------------ Elman RNN
 def rnn_forward(
-    xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, batch_sizes: Sequence[int], reverse: bool, relu: bool
+    xw: np.ndarray,
+    h0: np.ndarray,
+    w_hh_t: np.ndarray,
+    b_hh: np.ndarray | None,
+    batch_sizes: Sequence[int],
+    reverse: bool,
+    relu: bool,
 ) -> tuple:
-    """``h_t = act(xw_t + h_{t-1} W_hhᵀ)`` (both biases in ``xw``); returns
-    ``(y (N, H), h_n, saved)``."""
+    """``h_t = act((h_{t-1} W_hhᵀ + b_hh) + xw_t)`` (``xw`` holding ``b_ih``), added in
+    PyTorch's order and with its ``tanh``; returns ``(y (N, H), h_n, saved)``."""
     y = np.empty_like(xw)
     hprev = np.empty_like(xw)
     h = h0.copy()
@@ -95,11 +102,13 @@ def rnn_forward(
         hprev[s:e] = h[:b]
         pre = y[s:e]
         product(h[:b], pre)
+        if b_hh is not None:
+            pre += b_hh
         pre += xw[s:e]
         if relu:
             np.maximum(pre, 0, out=pre)
         else:
-            np.tanh(pre, out=pre)
+            pre[...] = tanh(pre)
         h[:b] = pre
     return y, h, (y, hprev)
 

@@ -173,3 +173,8 @@ def unary(
 
     f.__name__ = f.__qualname__ = getattr(ufunc, "__name__", "unary")
     return f
+
+
+#: float32/float64 ``tanh`` as PyTorch's CPU build computes it (``torch.tanh``, and the Elman
+#: RNN's steps)
+tanh = unary(np.tanh, "Tanh", widen=False, float32_loop=rounded_tanh)

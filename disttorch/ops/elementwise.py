@@ -48,7 +48,8 @@ from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
-from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, rounded_tanh, sleef_log1p
+from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, sleef_log1p
+from ..kernels.vml import tanh as vml_tanh
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
@@ -659,7 +660,7 @@ class _OneMinusSquare(_FloatUnary):
 
 
 class Tanh(_FloatUnary):
-    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False, float32_loop=rounded_tanh), True
+    ufunc, uses_output = vml_tanh, True
     fused_backward = staticmethod(tanh_grad)
 
     @staticmethod

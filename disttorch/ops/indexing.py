@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native_warnings
 from .._dtype import c_type_name, checked_scalar, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
@@ -94,6 +95,14 @@ def _np_index(index: Any) -> Any:
     return index
 
 
+_SEQUENCE_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+    "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+    "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result "
+    "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:359.)"
+)
+
+
 def as_index(index: Any, ndim: int) -> Any:
     """A whole index into ``ndim`` dims as PyTorch reads it: a short list holding a sequence,
     tensor, slice, ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is
@@ -103,6 +112,7 @@ def as_index(index: Any, ndim: int) -> Any:
     if type(index) is list and len(index) < 32:
         for i in index:
             if i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice)):
+                _native_warnings.warn(_SEQUENCE_AS_TUPLE)
                 index = tuple(index)
                 break
     index = _np_index(index)

@@ -645,6 +645,7 @@ def _restride_inplace(name: str) -> Callable:
         else:
             out = fn(self, *args, **kwargs)
         self._data = out._data
+        self._storage_object = None  # new memory (see _storage.untyped_storage)
         return self
 
     method.__name__ = method.__qualname__ = name + "_"

@@ -93,5 +93,6 @@ def set_(
             "ints stride)"
         )
     self._data = arr
+    self._storage_object = None  # other memory (see _storage.untyped_storage)
     self._bump_version()
     return self

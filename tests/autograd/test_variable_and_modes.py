@@ -102,3 +102,15 @@ def test_set_multithreading_enabled_keeps_its_flag():
     assert grad_mode._multithreading == [False] and switch.clone().mode is False
     switch.__exit__(None, None, None)
     assert grad_mode._multithreading == [True]
+
+
+@pytest.mark.parity
+def test_set_grad_enabled_repr_matches_pytorch(torch):
+    def shown(lib):
+        prev = lib.is_grad_enabled()
+        try:
+            return [repr(lib.set_grad_enabled(False)), str(lib.set_grad_enabled(True))]
+        finally:
+            lib.set_grad_enabled(prev)
+
+    assert [s.replace("disttorch.", "torch.") for s in shown(dt)] == shown(torch)

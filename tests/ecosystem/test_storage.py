@@ -17,6 +17,7 @@ def _answers(torch) -> list:
     s = row.untyped_storage()
     out = [row.storage_offset(), col.storage_offset(), s.nbytes(), s.size(), len(s), s.element_size()]
     out += [s.data_ptr() == base.data_ptr(), row.data_ptr() - s.data_ptr(), col.untyped_storage() == s]
+    torch.storage._reset_warn_typed_storage_removal()  # the warning shows the first time only
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         typed = row.storage()
@@ -67,3 +68,65 @@ def test_from_file_maps_a_file_and_asarray_reads_its_bytes(tmp_path):
     shared[15] = 0
     del shared
     assert path.read_bytes()[15] == 0
+
+
+def _identity_and_legacy(torch) -> list:
+    a = torch.arange(6.0)
+    b, c = a.view(2, 3), a[2:]
+    out = [a.untyped_storage() is b.untyped_storage() is c.untyped_storage()]
+    out += [a.untyped_storage() is torch.arange(6.0).untyped_storage()]
+    s = c.untyped_storage()
+    s.resize_(32)  # reallocated: the tensors over it and the object stay together
+    out += [a.untyped_storage() is s, s.nbytes()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = torch.Tensor(c.storage())  # the whole storage, sharing its memory
+        d[0] = 66.0
+        out += [b.tolist(), d.storage_offset(), d.dtype == torch.float32]
+        out += [
+            torch.FloatTensor(c.storage())[:6].tolist(),
+            len(torch.FloatTensor(c.storage())),
+            a.new(c.storage()).data_ptr() == a.data_ptr(),
+        ]
+        out += [torch.LongTensor(torch.zeros(2, dtype=torch.int64).untyped_storage()).tolist()]
+        out += [torch.Tensor(torch.zeros(5, dtype=torch.uint8).untyped_storage()).shape]
+        for bad in (lambda: torch.Tensor(torch.arange(3).storage()), lambda: torch.DoubleTensor(c.storage())):
+            with pytest.raises(RuntimeError) as e:
+                bad()
+            out.append(str(e.value))
+    torch.storage._reset_warn_typed_storage_removal()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        a.storage()
+        a.storage()  # another line: still not shown again
+        torch.storage._set_always_warn_typed_storage_removal(True)
+        a.storage()
+        torch.storage._set_always_warn_typed_storage_removal(False)
+    out.append(len(w))
+    return out
+
+
+def test_one_storage_object_per_memory_and_legacy_constructors_over_storages():
+    got = _identity_and_legacy(dt)
+    assert got[:4] == [True, False, True, 32]
+    assert got[4][0][0] == 66.0 and got[-1] == 2
+
+
+@pytest.mark.parity
+def test_storage_identity_and_legacy_constructors_match_pytorch(torch):
+    assert _identity_and_legacy(dt) == _identity_and_legacy(torch)
+
+
+def test_a_tensor_moved_to_other_memory_lets_its_old_storage_object_go():
+    import gc
+    import weakref
+
+    layer = dt.nn.Linear(4, 4)
+    old = weakref.ref(layer.weight.untyped_storage())  # the weight holds its storage object
+    assert old() is layer.weight.untyped_storage()
+    layer.half()  # Module.to: new memory
+    p = dt.zeros(5)
+    gone = weakref.ref(p.untyped_storage())
+    p.data = dt.ones(3)
+    gc.collect()
+    assert old() is None and gone() is None and p.untyped_storage().nbytes() == 12

@@ -528,3 +528,18 @@ def test_with_kwargs_hook_ids_are_kept_as_pytorchs(torch):
             (kept, text, len(layer._forward_hooks_with_kwargs), len(layer._forward_pre_hooks_with_kwargs))
         )
     assert seen[0] == seen[1] == ([True, True, True], "OrderedDict([(N, True)])", 0, 0)
+
+
+@pytest.mark.parity
+def test_module_dicts_are_plain_dicts_as_pytorchs(torch):
+    """``_parameters``/``_buffers``/``_modules`` print as PyTorch's (chenyuntc's book prints them)."""
+
+    def shown(lib):
+        lib.manual_seed(0)
+        seq = lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.BatchNorm1d(1))
+        seq.insert(0, lib.nn.ReLU())
+        mods = lib.nn.ModuleList([lib.nn.ReLU()])
+        mods.insert(0, lib.nn.Tanh())
+        return [repr(seq._modules), repr(seq[1]._parameters), repr(seq[2]._buffers), repr(mods._modules)]
+
+    assert shown(dt) == shown(torch)

@@ -218,3 +218,28 @@ def test_a_window_larger_than_the_input_pools_the_padded_input():
 @pytest.mark.parity
 def test_oversized_windows_match_pytorch(torch):
     assert _oversized_windows(dt) == _oversized_windows(torch)
+
+
+def _integer_average_pools(lib) -> list:
+    F = lib.nn.functional
+    x = lib.tensor([[[[-5, 0, 7], [0, 0, 1]]]])
+    out = [F.avg_pool2d(x, 2, ceil_mode=True).tolist(), F.avg_pool2d(x, 2, padding=1).tolist()]
+    out += [F.avg_pool1d(lib.tensor([[5, 6, 7]]), 2).tolist(), F.avg_pool2d(x, 2, divisor_override=3).dtype]
+    for dtype in (lib.int32, lib.uint8):
+        with pytest.raises(NotImplementedError) as e:
+            F.avg_pool2d(lib.ones(1, 1, 2, 2, dtype=dtype), 2)
+        out.append(str(e.value))
+    return out
+
+
+def test_average_pools_of_int64_divide_toward_zero():
+    got = _integer_average_pools(dt)
+    assert got[0] == [[[[-1, 4]]]] and got[2] == [[5]] and got[3] == dt.int64
+    assert got[4] == "\"avg_pool2d\" not implemented for 'Int'"
+
+
+@pytest.mark.parity
+def test_integer_average_pools_match_pytorch(torch):
+    ours = _integer_average_pools(dt)
+    theirs = _integer_average_pools(torch)
+    assert ours[:3] + ours[4:] == theirs[:3] + theirs[4:]

@@ -86,3 +86,36 @@ def test_tied_bias_gradients_are_equal_and_independent(mode, gates):
     assert g_ih.shape == (gates * 4,)
     np.testing.assert_array_equal(_np(g_ih), _np(g_hh))
     assert not np.shares_memory(_np(g_ih), _np(g_hh))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_elman_rnn_float32_bits_match_pytorch(torch, nonlinearity):
+    """PyTorch's CPU RNN adds ``(h W_hhᵀ + b_hh) + (x W_ihᵀ + b_ih)`` and takes its own tanh:
+    the same bits here (machine-learning-book ch15 prints nn.RNN's output beside a manual one).
+    The products are exact (quarters, a diagonal W_hh of powers of two), so only the order of
+    the bias additions and the tanh can round differently; the biases are arbitrary."""
+    rng = np.random.default_rng(0)
+    x = (rng.integers(-4, 5, (3, 9, 5)) / 4).astype(np.float32)
+    w_ih = (rng.integers(-4, 5, (4, 5)) / 4).astype(np.float32)
+    w_hh = np.diag([0.5, -0.25, 1.0, 0.125]).astype(np.float32)
+    b_ih, b_hh = rng.standard_normal((2, 4)).astype(np.float32)
+    outs = []
+    for lib in (dt, torch):
+        rnn = lib.nn.RNN(5, 4, batch_first=True, nonlinearity=nonlinearity)
+        cell = lib.nn.RNNCell(5, 4, nonlinearity=nonlinearity)
+        for m in (rnn, cell):
+            weights = (
+                [getattr(m, n) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+                if m is cell
+                else None
+            )
+            weights = weights or [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, rnn.bias_hh_l0]
+            with lib.no_grad():
+                for p, v in zip(weights, (w_ih, w_hh, b_ih, b_hh)):
+                    p.copy_(lib.from_numpy(v))
+        y, h = rnn(lib.from_numpy(x))
+        h1 = cell(lib.from_numpy(x[:, 1]), cell(lib.from_numpy(x[:, 0])))
+        outs.append((y.detach().numpy(), h.detach().numpy(), h1.detach().numpy()))
+    for ours, theirs in zip(*outs):
+        np.testing.assert_array_equal(ours, theirs)

@@ -526,3 +526,26 @@ def test_ellipsis_of_no_dims_does_not_separate_advanced_indices(torch):
         return x[index].tolist(), y.tolist(), x[..., [0, 1], [1, 2]].shape
 
     assert run(dt) == run(torch)
+
+
+def _sequence_index_warnings(lib) -> list:
+    import warnings
+
+    a = lib.arange(24).view(2, 3, 4)
+    out = []
+    for idx in ([0, None], [slice(None), 1], [0, 1], [[0], [1]], [lib.tensor(0), 1], (0, None)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out.append((tuple(a[idx].shape), [str(x.message)[:60] for x in w]))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        a[[0, slice(None)]] = 7
+    out.append((int(a.sum()), len(w)))
+    return out
+
+
+@pytest.mark.parity
+def test_list_index_read_as_a_tuple_warns_as_pytorch(torch):
+    """A short list holding a slice, None, ... or a sequence is a tuple of indices, with
+    PyTorch's deprecation warning (chenyuntc's book indexes ``a[[0, None]]``)."""
+    assert _sequence_index_warnings(dt) == _sequence_index_warnings(torch)

@@ -138,6 +138,39 @@ def test_image_folder_and_fake_data(tmp_path):
         fake[3]
 
 
+def test_celeba_reads_splits_and_targets(tmp_path, monkeypatch):
+    from PIL import Image
+
+    folder = tmp_path / "celeba"
+    (folder / "img_align_celeba").mkdir(parents=True)
+    names = [f"{i:06d}.jpg" for i in range(1, 5)]
+    for i, name in enumerate(names):
+        Image.new("RGB", (4, 5), (40 * i, 0, 0)).save(folder / "img_align_celeba" / name)
+    (folder / "list_eval_partition.txt").write_text("".join(f"{n} {i % 2}\n" for i, n in enumerate(names)))
+    (folder / "identity_CelebA.txt").write_text("".join(f"{n} {7 + i}\n" for i, n in enumerate(names)))
+    rows = "".join(f"{n}    {i}  2 3 4\n" for i, n in enumerate(names))
+    (folder / "list_bbox_celeba.txt").write_text(f"4\nimage_id x_1 y_1 width height\n{rows}")
+    rows = "".join(f"{n} {i} " + " ".join(["5"] * 9) + "\n" for i, n in enumerate(names))
+    (folder / "list_landmarks_align_celeba.txt").write_text(f"4\nlefteye_x ...\n{rows}")
+    rows = "".join(f"{n} {'-1' if i else ' 1'}  1\n" for i, n in enumerate(names))
+    (folder / "list_attr_celeba.txt").write_text(f"4\nSmiling Young \n{rows}")
+    with pytest.raises(RuntimeError, match="Dataset not found or corrupted"):  # CelebA's MD5s
+        datasets.CelebA(tmp_path)
+    monkeypatch.setattr(datasets.celeba, "check_integrity", lambda path, md5=None: os.path.isfile(path))
+    valid = datasets.CelebA(tmp_path, split="valid", target_type=["attr", "identity", "bbox", "landmarks"])
+    assert valid.filename == names[1::2] and valid.attr_names == ["Smiling", "Young", ""]
+    image, (attr, identity, bbox, landmarks) = valid[0]
+    assert image.size == (4, 5) and attr.tolist() == [0, 1] and attr.dtype == dt.int64
+    assert int(identity) == 8 and bbox.tolist() == [1, 2, 3, 4] and landmarks.tolist()[:2] == [1, 5]
+    every = datasets.CelebA(tmp_path, split="all", target_transform=lambda a: int(a[0]))
+    assert len(every) == 4 and [every[i][1] for i in range(4)] == [1, 0, 0, 0]
+    assert datasets.CelebA(tmp_path, target_type=[])[0][1] is None
+    with pytest.raises(ValueError, match="Unknown value 'bogus' for argument split"):
+        datasets.CelebA(tmp_path, split="bogus")
+    with pytest.raises(ValueError, match='Target type "pose" is not recognized'):
+        datasets.CelebA(tmp_path, target_type="pose")[0]
+
+
 @pytest.mark.parity
 def test_fake_data_matches_torchvision(torch):
     torchvision = pytest.importorskip("torchvision")

@@ -183,3 +183,36 @@ def test_io_reads_images():
     assert vision.io.decode_image(encoded, "RGB_ALPHA").shape == (4, 12, 16)
     gray = vision.io.decode_image(encoded, vision.io.ImageReadMode.GRAY)
     assert gray.shape == (1, 12, 16) and gray.dtype == dt.uint8
+
+
+def test_rotate_and_random_rotation():
+    from PIL import Image
+
+    img = np.arange(3 * 4 * 5, dtype=np.uint8).reshape(4, 5, 3) * 4
+    pil = Image.fromarray(img)
+    turned = F.rotate(pil, 90, expand=True)  # counter-clockwise, grown to hold the image
+    assert turned.size == (4, 5) and np.array_equal(np.asarray(turned), np.rot90(img))
+    square = dt.arange(2 * 5 * 5, dtype=dt.float32).reshape(2, 5, 5)
+    assert dt.equal(F.rotate(square, 90), dt.rot90(square, 1, [1, 2]))
+    assert F.rotate(dt.zeros(1, 6, 4), 30, expand=True).shape == (1, 8, 8)  # torchvision's size
+    filled = F.rotate(dt.ones(3, 9, 9), 45, fill=[5.0, 6.0, 7.0])
+    assert filled[:, 0, 0].tolist() == [5.0, 6.0, 7.0] and filled[:, 4, 4].tolist() == [1.0] * 3
+    smooth = F.rotate(dt.ones(1, 9, 9), 45, F.InterpolationMode.BILINEAR, fill=[0.0])
+    assert float(smooth[0, 1, 2]) == 1.0 and 0.0 < float(smooth[0, 0, 1]) < 1.0  # edges blend with fill
+    as_bytes = F.rotate(dt.full((1, 4, 4), 200, dtype=dt.uint8), 45)
+    assert as_bytes.dtype == dt.uint8 and int(as_bytes[0, 2, 2]) == 200 and int(as_bytes[0, 0, 0]) == 0
+    rotation = T.RandomRotation(10)
+    dt.manual_seed(3)
+    angle = rotation.get_params(rotation.degrees)
+    dt.manual_seed(3)
+    assert angle == float(dt.empty(1).uniform_(-10.0, 10.0)) and -10 <= angle <= 10
+    assert (
+        repr(rotation) == "RandomRotation(degrees=[-10.0, 10.0], interpolation=nearest, expand=False, fill=0)"
+    )
+    assert rotation(pil).size == (5, 4) and rotation(square).shape == (2, 5, 5)
+    with pytest.raises(ValueError, match="must be positive"):
+        T.RandomRotation(-1)
+    with pytest.raises(ValueError, match="degrees should be a sequence of length 2"):
+        T.RandomRotation([1, 2, 3])
+    with pytest.raises(TypeError, match="Argument angle should be int or float"):
+        F.rotate(square, "10")

@@ -73,7 +73,7 @@ class RecurrentLayerFunction(Function):
             bih, bhh = (None if b is None else b * scale for b in (bih, bhh))
         else:
             whh_t = np.ascontiguousarray(whh.T)
-        if mode != "GRU" and bhh is not None:  # b_hh adds linearly: fold it into b_ih
+        if mode == "LSTM" and bhh is not None:  # b_hh adds linearly: fold it into b_ih
             bih = bhh if bih is None else bih + bhh
         xw = xa @ wih.T
         step_bias = None  # LSTM adds the bias per step, while the step's gates are in cache
@@ -93,7 +93,7 @@ class RecurrentLayerFunction(Function):
             y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, post)
             outs = (y, hn)
         else:
-            y, hn, saved = K.rnn_forward(xw, h0._data, whh_t, batch_sizes, reverse, mode == "RNN_RELU")
+            y, hn, saved = K.rnn_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, mode == "RNN_RELU")
             outs = (y, hn)
         ctx.kernel_saved, ctx.mode, ctx.batch_sizes, ctx.reverse = saved, mode, batch_sizes, reverse
         ctx.has_b, ctx.shapes = b_ih is not None, (h0._data.shape, None if c0 is None else c0._data.shape)

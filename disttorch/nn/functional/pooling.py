@@ -429,7 +429,11 @@ class AvgPoolNd(Function):
     def forward(ctx, input, geo, divisor):
         x = input._data[None] if geo.unbatched else input._data
         (a,) = map_rows(lambda rows: (_window_sums(rows, geo),), x)
-        a /= np.asarray(divisor, dtype=a.dtype)
+        if a.dtype.kind == "i":  # int64 (see _avg_pool): C++'s integer division, toward zero
+            d = np.asarray(divisor).astype(np.int64)
+            a = np.where(a < 0, -(-a // d), a // d)
+        else:
+            a /= np.asarray(divisor, dtype=a.dtype)
         ctx.geo, ctx.divisor, ctx.in_shape = geo, divisor, x.shape
         ctx._node_name = _pool_node("AvgPool{}DBackward0", len(geo.kernel))
         return a[0] if geo.unbatched else a
@@ -481,6 +485,10 @@ def _avg_pool(
     count_include_pad: bool,
     divisor_override: int | None,
 ) -> Tensor:
+    kind = input._data.dtype
+    if kind.kind in "biu" and kind != np.int64:  # PyTorch's CPU kernel: floats and int64 only
+        op = "avg_pool2d" if name == "avg_pool1d" else name
+        raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype.scalar_name}'")
     geo = _geometry(input._data, d, name, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")

@@ -109,7 +109,7 @@ class Sequential(Module):
             index += n
         mods = list(self._modules.values())
         mods.insert(index, module)
-        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(mods))
+        self.__dict__["_modules"] = {str(i): m for i, m in enumerate(mods)}  # a dict, as PyTorch's
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
@@ -187,7 +187,7 @@ class ModuleList(Module):
         """Insert ``module`` before position ``index``."""
         mods = list(self._modules.values())
         mods.insert(index, module)
-        self.__dict__["_modules"] = OrderedDict()
+        self.__dict__["_modules"] = {}
         for i, m in enumerate(mods):
             self.add_module(str(i), m)
 

@@ -189,10 +189,10 @@ class Module(StateDictHooks):
             )
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = {}  # plain dicts, as PyTorch's (a program may print them)
+        d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = OrderedDict()
+        d["_modules"] = {}
         d["_forward_pre_hooks"] = _HookDict()
         d["_forward_pre_hooks_with_kwargs"] = _HookDict()
         d["_forward_hooks"] = _HookDict()
@@ -543,6 +543,7 @@ class Module(StateDictHooks):
                 continue
             if new._data is not param._data:
                 param._data = new._data
+                param._storage_object = None  # the old memory's storage object must not keep it
                 param._version_box = [0]
             if grad is not None:
                 param._grad = Tensor._make(grad._data)

@@ -1,7 +1,9 @@
 """``torchvision.datasets``: FakeData, DatasetFolder/ImageFolder, MNIST/FashionMNIST/KMNIST,
-CIFAR10/CIFAR100 (on torchvision's on-disk layouts, with its downloads and checks).
+CIFAR10/CIFAR100, CelebA (on torchvision's on-disk layouts, with its downloads and checks;
+CelebA's Google Drive download is not made).
 Not provided: the other data sets (ImageNet, COCO, VOC, ...)."""
 
+from .celeba import CelebA
 from .cifar import CIFAR10, CIFAR100
 from .fakedata import FakeData
 from .folder import DatasetFolder, ImageFolder
@@ -11,6 +13,7 @@ from .vision import VisionDataset
 __all__ = [
     "CIFAR10",
     "CIFAR100",
+    "CelebA",
     "DatasetFolder",
     "FakeData",
     "FashionMNIST",

@@ -1,7 +1,7 @@
 """``torchvision.transforms`` (v1) and its ``functional``: see :mod:`.transforms`.
 ``transforms.v2`` (imported by name, as torchvision's) holds only v2's ``functional``.
-Not provided: the v2 transform classes, auto-augment policies, affine/rotation/perspective
-transforms."""
+Not provided: the v2 transform classes, auto-augment policies, affine/perspective transforms
+(rotation is: ``RandomRotation``, ``functional.rotate``)."""
 
 from . import functional
 from .transforms import *  # noqa: F403

@@ -166,6 +166,12 @@ def pad(img, padding, fill=0, padding_mode: str = "constant"):
     return out
 
 
+def rotate(img, angle: float, interpolation: int = 0, expand: bool = False, center=None, fill=None):
+    """``img`` turned ``angle`` degrees counter-clockwise by pillow, the corners filled."""
+    _check(img)
+    return img.rotate(angle, interpolation, expand, center, **_parse_fill(fill, img))
+
+
 def crop(img, top: int, left: int, height: int, width: int):
     _check(img)
     return img.crop((left, top, left + width, top + height))

@@ -289,6 +289,74 @@ def _cast_squeeze_out(img: Tensor, cast: bool, squeeze: bool, out_dtype) -> Tens
     return img
 
 
+def _affine_output_size(matrix: list[float], w: int, h: int) -> tuple[int, int]:
+    """The size holding the whole of a ``w`` x ``h`` image moved by the inverse affine
+    ``matrix``: its corners' extent in pixels from the top-left, trimmed to 1e-4 before
+    rounding outwards."""
+    corners = torch.tensor(
+        [
+            [-0.5 * w, -0.5 * h, 1.0],
+            [-0.5 * w, 0.5 * h, 1.0],
+            [0.5 * w, 0.5 * h, 1.0],
+            [0.5 * w, -0.5 * h, 1.0],
+        ]
+    )
+    moved = torch.matmul(corners, torch.tensor(matrix, dtype=torch.float).view(2, 3).T)
+    shift = torch.tensor((w * 0.5, h * 0.5))
+    tol = 1e-4
+    high = torch.ceil(((moved.max(dim=0)[0] + shift) / tol).trunc_() * tol)
+    low = torch.floor(((moved.min(dim=0)[0] + shift) / tol).trunc_() * tol)
+    size = high - low
+    return int(size[0]), int(size[1])
+
+
+def _affine_grid(theta: Tensor, w: int, h: int, ow: int, oh: int) -> Tensor:
+    """``grid_sample``'s grid (``1, oh, ow, 2``, align_corners=False) for the pixel centres of
+    an ``ow`` x ``oh`` output, taken through ``theta`` (pixel units about the centre) into
+    the ``w`` x ``h`` input."""
+    base = torch.empty(1, oh, ow, 3, dtype=theta.dtype)
+    base[..., 0].copy_(torch.linspace(-ow * 0.5 + 0.5, ow * 0.5 - 0.5, steps=ow))
+    base[..., 1].copy_(torch.linspace(-oh * 0.5 + 0.5, oh * 0.5 - 0.5, steps=oh).unsqueeze_(-1))
+    base[..., 2].fill_(1)
+    scaled = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], dtype=theta.dtype)
+    return base.view(1, oh * ow, 3).bmm(scaled).view(1, oh, ow, 2)
+
+
+def _grid_transform(img: Tensor, grid: Tensor, mode: str, fill: list[float] | float | None) -> Tensor:
+    """``img`` sampled at ``grid``; outside the image, ``fill`` (zeros when None), blended by
+    a sampled mask of ones (bilinear) or put where the mask fell below half (nearest)."""
+    img, cast, squeeze, out_dtype = _cast_squeeze_in(img, [grid.dtype])
+    if img.shape[0] > 1:
+        grid = grid.expand(img.shape[0], grid.shape[1], grid.shape[2], grid.shape[3])
+    if fill is not None:
+        img = torch.cat(
+            (img, torch.ones((img.shape[0], 1, img.shape[2], img.shape[3]), dtype=img.dtype)), dim=1
+        )
+    img = F.grid_sample(img, grid, mode=mode, padding_mode="zeros", align_corners=False)
+    if fill is not None:
+        mask, img = img[:, -1:, :, :].expand_as(img[:, :-1]), img[:, :-1, :, :]
+        values = list(fill) if isinstance(fill, (tuple, list)) else [float(fill)]
+        fill_img = torch.tensor(values, dtype=img.dtype).view(1, len(values), 1, 1).expand_as(img)
+        if mode == "nearest":
+            outside = mask < 0.5
+            img[outside] = fill_img[outside]
+        else:
+            img = img * mask + (1.0 - mask) * fill_img
+    return _cast_squeeze_out(img, cast, squeeze, out_dtype)
+
+
+def rotate(
+    img: Tensor, matrix: list[float], interpolation: str = "nearest", expand: bool = False, fill=None
+) -> Tensor:
+    """``img`` moved by the inverse affine ``matrix`` (``functional.rotate`` builds it)."""
+    _assert_image_tensor(img)
+    w, h = img.shape[-1], img.shape[-2]
+    ow, oh = _affine_output_size(matrix, w, h) if expand else (w, h)
+    dtype = img.dtype if img.is_floating_point() else torch.float32
+    theta = torch.tensor(matrix, dtype=dtype).reshape(1, 2, 3)
+    return _grid_transform(img, _affine_grid(theta, w, h, ow, oh), interpolation, fill)
+
+
 def resize(
     img: Tensor,
     size: list[int],

@@ -4,6 +4,7 @@ two sides). Pillow is needed only for PIL images."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 import warnings
@@ -19,6 +20,7 @@ from . import _functional_pil as F_pil
 from . import _functional_tensor as F_t
 
 __all__ = [
+    "rotate",
     "InterpolationMode",
     "adjust_brightness",
     "adjust_contrast",
@@ -330,6 +332,42 @@ def resized_crop(
 ) -> Tensor:
     """:func:`crop`, then :func:`resize` to ``size``."""
     return resize(crop(img, top, left, height, width), size, interpolation, antialias=antialias)
+
+
+def _inverse_rotation(center: list[float], angle: float) -> list[float]:
+    """The inverse of turning ``angle`` degrees counter-clockwise about ``center`` (pixels from
+    the image centre), as the 2x3 matrix ``[a, b, c, d, e, f]`` in pixel units."""
+    rot = math.radians(-angle)
+    cx, cy = center
+    m = [math.cos(rot), math.sin(rot), 0.0, -math.sin(rot), math.cos(rot), 0.0]
+    m[2] += m[0] * -cx + m[1] * -cy + cx
+    m[5] += m[3] * -cx + m[4] * -cy + cy
+    return m
+
+
+def rotate(
+    img: Tensor,
+    angle: float,
+    interpolation: InterpolationMode | int = InterpolationMode.NEAREST,
+    expand: bool = False,
+    center: list[int] | None = None,
+    fill: list[float] | None = None,
+) -> Tensor:
+    """``img`` turned ``angle`` degrees counter-clockwise about ``center`` (default: its
+    centre); ``expand`` grows the output to hold the whole image; ``fill`` the uncovered area."""
+    interpolation = _interpolation(interpolation)
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    if not isinstance(img, Tensor):
+        return F_pil.rotate(img, angle, pil_modes_mapping[interpolation], expand, center, fill)
+    center_f = [0.0, 0.0]
+    if center is not None:
+        _, height, width = get_dimensions(img)
+        center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+    matrix = _inverse_rotation(center_f, angle)
+    return F_t.rotate(img, matrix, interpolation.value, expand, fill)
 
 
 def hflip(img: Tensor) -> Tensor:

@@ -19,6 +19,7 @@ from . import functional as F
 from .functional import InterpolationMode, _interpolation_modes_from_int
 
 __all__ = [
+    "RandomRotation",
     "CenterCrop",
     "ColorJitter",
     "Compose",
@@ -339,6 +340,67 @@ class _RandomFlip(nn.Module):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p={self.p})"
+
+
+def _check_pair(x: Any, name: str) -> None:
+    """torchvision's check of a two-number argument (``degrees``, ``center``)."""
+    if not isinstance(x, Sequence):
+        raise TypeError(f"{name} should be a sequence of length 2.")
+    if len(x) != 2:
+        raise ValueError(f"{name} should be a sequence of length 2.")
+
+
+class RandomRotation(nn.Module):
+    """Turned by an angle drawn uniformly from ``degrees`` (``d`` means ``(-d, d)``), as
+    :func:`functional.rotate` turns it."""
+
+    def __init__(
+        self,
+        degrees: Any,
+        interpolation: InterpolationMode | int = InterpolationMode.NEAREST,
+        expand: bool = False,
+        center: Sequence[int] | None = None,
+        fill: Any = 0,
+    ) -> None:
+        super().__init__()
+        self.interpolation = (
+            _interpolation_modes_from_int(interpolation) if isinstance(interpolation, int) else interpolation
+        )
+        if isinstance(degrees, numbers.Number):
+            if degrees < 0:
+                raise ValueError("If degrees is a single number, it must be positive.")
+            degrees = [-degrees, degrees]
+        else:
+            _check_pair(degrees, "degrees")
+        self.degrees = [float(d) for d in degrees]
+        if center is not None:
+            _check_pair(center, "center")
+        if fill is None:
+            fill = 0
+        elif not isinstance(fill, (Sequence, numbers.Number)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        self.center, self.expand, self.fill = center, expand, fill
+
+    @staticmethod
+    def get_params(degrees: list[float]) -> float:
+        """An angle drawn uniformly from ``degrees`` with torch's generator."""
+        return float(torch.empty(1).uniform_(float(degrees[0]), float(degrees[1])).item())
+
+    def forward(self, img: Any) -> Any:
+        fill = self.fill
+        if isinstance(img, Tensor):
+            channels = F.get_dimensions(img)[0]
+            fill = [float(fill)] * channels if isinstance(fill, (int, float)) else [float(f) for f in fill]
+        angle = self.get_params(self.degrees)
+        return F.rotate(img, angle, self.interpolation, self.expand, self.center, fill)
+
+    def __repr__(self) -> str:
+        text = f"{type(self).__name__}(degrees={self.degrees}, interpolation={self.interpolation.value}, expand={self.expand}"
+        if self.center is not None:
+            text += f", center={self.center}"
+        if self.fill is not None:
+            text += f", fill={self.fill}"
+        return text + ")"
 
 
 class RandomHorizontalFlip(_RandomFlip):
