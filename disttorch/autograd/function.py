@@ -388,7 +388,15 @@ class Function(FunctionCtx, Node):
         own = [n for n in super().__dir__() if n != "_saved" and not n.startswith(("_saved_", "_raw_saved_"))]
         return sorted({*own, *saved_fields.field_names(self)})
 
-    @node_apply
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A user Function's ``apply`` also serves its nodes (there it is their backward: see
+        :class:`.node_types.node_apply`); built-in ops keep the plain classmethod, whose
+        lookup costs nothing per op."""
+        super().__init_subclass__(**kwargs)
+        if not cls._raw and "apply" not in cls.__dict__:
+            cls.apply = node_apply(Function.apply.__func__)
+
+    @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node (on a
         user Function's node, ``apply`` is its backward: see :class:`.node_types.node_apply`)."""
