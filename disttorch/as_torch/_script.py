@@ -26,13 +26,23 @@ def run_script(path: str, report_errors: bool = False) -> None:
 
     With ``report_errors``, an exception the program does not catch is printed as Python
     prints it, its traceback starting at the program's own frame (not at the frames that
-    started it), and ends the process with status 1."""
+    started it), and ends the process with status 1; so does a program that does not compile
+    (its ``SyntaxError`` alone, without a traceback)."""
     if not os.path.isfile(path) or zipfile.is_zipfile(path):
         runpy.run_path(path, run_name="__main__")
         return
     full = os.path.join(os.getcwd(), path)
     with io.open_code(full) as f:
-        code = compile(f.read(), full, "exec", dont_inherit=True)
+        source = f.read()
+    try:
+        code = compile(source, full, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        if not report_errors:
+            raise
+        # Python reports a program that does not compile without a traceback: its file, line,
+        # the line itself with a caret, and the error
+        sys.excepthook(type(error), error.with_traceback(None), None)
+        raise SystemExit(1) from None
     main = types.ModuleType("__main__")
     main.__dict__.update(
         __file__=full,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .jit import compiled
 from .threads import astype, get_num_threads, parallel_for
 
-__all__ = ["normalize_rows", "normalize_rows_backward", "layer_norm_backward_16_bit"]
+__all__ = ["layer_norm_float32", "normalize_rows", "normalize_rows_backward", "layer_norm_backward_16_bit"]
 
 
 def normalize_rows(x: np.ndarray, eps: float) -> tuple:
@@ -31,6 +32,39 @@ def normalize_rows(x: np.ndarray, eps: float) -> tuple:
 
     parallel_for(len(x), rows, work=3 * x.size)  # pays from some 512k elements (2 cores)
     return xhat, rstd
+
+
+def _load_moments_loops():
+    from . import moments_loops
+
+    return moments_loops
+
+
+def layer_norm_float32(
+    x: np.ndarray, eps: float, weight: np.ndarray | None, bias: np.ndarray | None
+) -> tuple | None:
+    """Layer norm of the float32 rows of ``x`` ``(R, D)`` as PyTorch's CPU kernel computes it,
+    to the bit (see :mod:`disttorch.kernels.moments_loops`): ``(out, x̂, mean, rstd)``, the
+    last two ``(R, 1)``; or ``None`` without numba (then :func:`normalize_rows`, within
+    float32 rounding of it). Each thread takes a range of rows."""
+    loops = compiled(_load_moments_loops)
+    if loops is None:
+        return None
+    x = np.ascontiguousarray(x)
+    none = np.empty(0, np.float32)
+    w = none if weight is None else np.ascontiguousarray(weight.reshape(-1))
+    b = none if bias is None else np.ascontiguousarray(bias.reshape(-1))
+    out, xhat = np.empty_like(x), np.empty_like(x)
+    mean, rstd = np.empty((len(x), 1), np.float32), np.empty((len(x), 1), np.float32)
+
+    def rows(start: int, stop: int) -> None:
+        loops.row_moments(x[start:stop], eps, mean[start:stop, 0], rstd[start:stop, 0])
+        loops.layer_norm_rows(
+            x[start:stop], mean[start:stop, 0], rstd[start:stop, 0], w, b, xhat[start:stop], out[start:stop]
+        )
+
+    parallel_for(len(x), rows, work=4 * x.size)
+    return out, xhat, mean, rstd
 
 
 def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> np.ndarray:

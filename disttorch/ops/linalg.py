@@ -275,12 +275,10 @@ class Einsum(Function):
             ctx.save_for_backward(*operands)
             ctx.subs, ctx.out_sub = subs, out_sub
         eq = ",".join(subs) + "->" + out_sub
-        try:
-            # NumPy's contraction planner (BLAS where it can) pays off beyond tiny operands
-            big = len(arrays) > 2 or max(a.size for a in arrays) > 256
-            out = np.asarray(np.einsum(eq, *arrays, optimize=big))
-        except ValueError:
-            raise _einsum_size_error(subs, arrays) from None
+        # NumPy's contraction planner (BLAS where it can) pays off beyond tiny operands; sizes
+        # that do not broadcast raise its ValueError (einsum names them as PyTorch does)
+        big = len(arrays) > 2 or max(a.size for a in arrays) > 256
+        out = np.asarray(np.einsum(eq, *arrays, optimize=big))
         return _pytorch_layout(out, subs, out_sub, [a.shape for a in arrays])
 
     @staticmethod
@@ -376,20 +374,26 @@ def _aligned_strides(sub: str, shape: tuple, out_sub: str, summed: list, common:
     return [0 if n == 1 and m != 1 else st for st, n, m in zip(strides, dims, common)]
 
 
-def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
-    """Name the subscript whose sizes differ between two operands."""
+def _einsum_size_error(subs: list, arrays: list, ellipsis: str) -> RuntimeError:
+    """PyTorch's message naming the first subscript, or dimension covered by the ellipsis
+    (``ellipsis``: the letters standing for its dims), whose sizes do not broadcast between
+    two operands, scanning each operand's dims in order."""
     sizes: dict = {}
     for i, (t, a) in enumerate(zip(subs, arrays)):
-        for c, n in zip(t, a.shape):
-            if c in sizes and n != 1 and sizes[c][1] != 1 and sizes[c][1] != n:
-                j, m = sizes[c]
+        for d, (c, n) in enumerate(zip(t, a.shape)):
+            seen = sizes.get(c, 1)
+            if n != 1 and seen not in (1, n):
+                if c in ellipsis:
+                    return RuntimeError(
+                        f"einsum(): dimension {d} covered by ellipsis in operand {i}has size {n} which does "
+                        f"not broadcast with previously seen ellipsis with size {seen} for the respective dimension"
+                    )
                 return RuntimeError(
                     f"einsum(): subscript {c} has size {n} for operand {i} "
-                    f"which does not broadcast with previously seen size {m} "
-                    f"(operand {j})"
+                    f"which does not broadcast with previously seen size {seen}"
                 )
-            if c not in sizes or sizes[c][1] == 1:
-                sizes[c] = (i, n)
+            if seen == 1:
+                sizes[c] = n
     return RuntimeError(
         f"einsum(): operands of shapes {[list(a.shape) for a in arrays]} do not fit the subscripts {subs}"
     )
@@ -421,7 +425,11 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if o.requires_grad and len(set(t)) != len(t):
             subs[i], o = _diagonals(i, t, o)
             operands = operands[:i] + (o,) + operands[i + 1 :]
-    return Einsum.apply(subs, out, *operands)
+    try:
+        return Einsum.apply(subs, out, *operands)
+    except ValueError:
+        ellipsis = "".join({c for t in subs for c in t} - set(equation))
+        raise _einsum_size_error(subs, [o._data for o in operands], ellipsis) from None
 
 
 _SUBLIST_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

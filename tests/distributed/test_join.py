@@ -1,6 +1,7 @@
 """``Join`` with uneven inputs on three real ranks: DDP and ZeRO together (either division),
-a user-written ``Joinable`` (the generic-join recipe's counter) and
-``throw_on_early_termination``; the numbers and messages are PyTorch 2.13's (gloo)."""
+a user-written ``Joinable`` (the generic-join recipe's counter), BatchNorm buffers under
+``Join`` (broadcast from the highest rank still training) and ``throw_on_early_termination``;
+the numbers and messages are PyTorch 2.13's (gloo)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,14 @@ def _uneven(rank: int, world: int) -> dict:
         for _ in range(5 + rank):
             counter()
     out["counter"] = (int(counter.count.item()), counter.last)
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2)))
+    with Join([model]):
+        for i in range(1 + rank):  # 1, 2 and 3 steps
+            model(torch.tensor([[1.0, -2.0], [0.5, 3.0]]) * (rank + i + 1)).sum().backward()
+    bn = model.module[1]
+    out["bn"] = [round(v, 4) for v in bn.running_mean.tolist() + bn.running_var.tolist()]
+    out["bn"].append(int(bn.num_batches_tracked))
     model = DDP(torch.nn.Linear(2, 1))
     try:
         with Join([model], throw_on_early_termination=True):
@@ -88,6 +97,14 @@ def test_ddp_and_zero_join_end_with_pytorchs_parameters(uneven):
 @pytest.mark.timeout(120)
 def test_a_user_joinable_is_shadowed_and_told_who_joined_last(uneven):
     assert [out["counter"] for out in uneven] == [(15, False), (17, False), (18, True)]
+
+
+@pytest.mark.timeout(120)
+def test_buffers_come_from_the_highest_rank_still_training(uneven):
+    # rank 2 trains alone in the third step: its statistics (3 batches) end on every rank,
+    # not rank 0's stale ones (2 batches)
+    for out in uneven:
+        assert out["bn"] == [0.131, -0.7171, 9.15, 13.1963, 3]
 
 
 @pytest.mark.timeout(120)

@@ -143,6 +143,32 @@ def test_layer_norm_values_and_gradcheck():
     assert gradcheck(lambda a: F.layer_norm(a, 4), (x,))
 
 
+def test_float32_layer_norm_is_pytorchs_to_the_bit(torch, monkeypatch):
+    """PyTorch's CPU kernel: Welford moments on 8 lanes with fused multiply-adds, then
+    ``fma((x - mean) * rstd, weight, bias)`` (``fma(x - mean, rstd, bias)`` without a weight);
+    the tail after the last whole vector and rows of many chunks included. Without the
+    compiled loops (NumPy's form), within float32 rounding of it."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("DISTTORCH_JIT", "1")
+    rng = np.random.default_rng(0)
+    for d in (7, 40, 768, 5000):
+        x = (rng.standard_normal((6, d)) * 3 + 1).astype(np.float32)
+        w, b = rng.random(d, dtype=np.float32) + 0.5, rng.standard_normal(d).astype(np.float32)
+        for wb in ((w, b), (None, b), (w, None), (None, None)):
+            ours = F.layer_norm(dt.tensor(x), (d,), *(None if a is None else dt.tensor(a) for a in wb))
+            theirs = torch.nn.functional.layer_norm(
+                torch.tensor(x), (d,), *(None if a is None else torch.tensor(a) for a in wb)
+            )
+            assert np.array_equal(ours.numpy(), theirs.numpy()), (d, [a is None for a in wb])
+    xt = torch.tensor(x, requires_grad=True)
+    out, mean, rstd = torch.ops.aten.native_layer_norm(xt, (d,), None, None, 1e-5)
+    node = F.layer_norm(dt.tensor(x, requires_grad=True), (d,)).grad_fn
+    assert np.array_equal(node._saved_result1.numpy(), mean.detach().numpy())
+    assert np.array_equal(node._saved_result2.numpy(), rstd.detach().numpy())
+    monkeypatch.setenv("DISTTORCH_JIT", "0")
+    np.testing.assert_allclose(F.layer_norm(dt.tensor(x), (d,)).numpy(), out.detach().numpy(), atol=1e-5)
+
+
 def test_layernorm_module():
     ln = nn.LayerNorm(4)
     assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"

@@ -187,11 +187,28 @@ def test_einsum_list_form_second_order_and_errors():
         r"match the number of dimensions \(2\) for operand 0",
     ):
         dt.einsum("ijk->i", a)
-    with pytest.raises(
-        RuntimeError,
-        match="subscript j has size 2 for operand 1 which does not broadcast with previously seen size 3",
-    ):
-        dt.einsum("ij,jk->ik", a, leaf(2, 2))
+    # PyTorch's messages whole: the first dim (in each operand's order) that does not broadcast
+    for eq, shapes, message in [
+        (
+            "ij,jk->ik",
+            [(2, 3), (2, 2)],
+            "subscript j has size 2 for operand 1 which does not broadcast with previously seen size 3",
+        ),
+        (
+            "Ab,bA",
+            [(2, 3), (4, 5)],
+            "subscript b has size 4 for operand 1 which does not broadcast with previously seen size 3",
+        ),
+        (
+            "a...b,a...b",
+            [(2, 3, 4, 5), (2, 6, 4, 5)],
+            "dimension 1 covered by ellipsis in operand 1has size 6 which does not broadcast with previously seen "
+            "ellipsis with size 3 for the respective dimension",
+        ),
+    ]:
+        with pytest.raises(RuntimeError) as error:
+            dt.einsum(eq, *[leaf(*s) for s in shapes])
+        assert str(error.value) == "einsum(): " + message
 
 
 EINSUM_DTYPES = [  # (equation, operand dtypes): an error, or the result's dtype

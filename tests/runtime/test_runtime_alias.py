@@ -130,6 +130,24 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
         f'Traceback (most recent call last):\n  File "{script.parent / "fails.py"}", line 6, in <module>\n'
     ), failed.stderr
     assert failed.stderr.endswith("ValueError: boom\n")
+    # a program that does not compile: its SyntaxError alone, as python prints it
+    (script.parent / "bad.py").write_text("import torch\nprint(from x import y)\n")
+    bad = [
+        subprocess.run(
+            [*launcher, "sub/bad.py"],
+            cwd=tmp_path,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        for launcher in ([sys.executable], [sys.executable, "-m", "disttorch.as_torch"])
+    ]
+    assert bad[1].returncode == bad[0].returncode == 1
+    assert bad[1].stderr == bad[0].stderr and bad[1].stderr.startswith(
+        f'  File "{script.parent / "bad.py"}", line 2'
+    )
     missing = subprocess.run(
         [sys.executable, "-m", "disttorch.as_torch", "nope.py"],
         cwd=tmp_path,

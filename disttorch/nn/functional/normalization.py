@@ -37,7 +37,12 @@ from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.saved_fields import kept, saved
-from ...kernels.norms import layer_norm_backward_16_bit, normalize_rows, normalize_rows_backward
+from ...kernels.norms import (
+    layer_norm_backward_16_bit,
+    layer_norm_float32,
+    normalize_rows,
+    normalize_rows_backward,
+)
 from ...kernels.reductions import column_sum
 from ...kernels.threads import astype, elementwise, parallel_over
 from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
@@ -459,7 +464,9 @@ class LayerNormFn(Function):
         "bias": kept("bias"),
         "normalized_shape": lambda ctx: tuple(ctx.inputs[0].shape[ctx.inputs[0].dim() - ctx.ndim :]),
         # the mean and 1/std of each normalised row, with the normalised dims kept as 1s
-        "result1": lambda ctx: _row_stat(ctx, ctx.inputs[0]._data.reshape(ctx.xhat.shape).mean(1)),
+        "result1": lambda ctx: _row_stat(
+            ctx, ctx.mean if hasattr(ctx, "mean") else ctx.inputs[0]._data.reshape(ctx.xhat.shape).mean(1)
+        ),
         "result2": lambda ctx: _row_stat(ctx, ctx.rstd),
     }
 
@@ -468,10 +475,21 @@ class LayerNormFn(Function):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
         rows = x.reshape(-1, d) if low is None else astype(x.reshape(-1, d), np.float32)
-        xhat, rstd = normalize_rows(rows, eps)
-        ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps, ctx.bias, ctx.low = xhat, rstd, ndim, eps, bias, low
+        ctx.ndim, ctx.eps, ctx.bias, ctx.low = ndim, eps, bias, low
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
+        exact = None
+        if (
+            low is None
+            and x.dtype == np.float32
+            and all(t is None or t._data.dtype == np.float32 for t in (weight, bias))
+        ):
+            exact = layer_norm_float32(rows, eps, *(None if t is None else t._data for t in (weight, bias)))
+        if exact is not None:  # PyTorch's float32 kernel, to the bit
+            out, ctx.xhat, ctx.mean, ctx.rstd = exact
+            return out.reshape(x.shape)
+        xhat, rstd = normalize_rows(rows, eps)
+        ctx.xhat, ctx.rstd = xhat, rstd
         out = xhat * _f32(weight, low).reshape(d) if weight is not None else xhat.copy()
         if bias is not None:
             out += _f32(bias, low).reshape(d)

@@ -55,6 +55,7 @@ class DistributedDataParallel(Module):
             before a forward, when the previous forward ran with gradients enabled and
             outside ``no_sync`` (PyTorch's ``require_forward_param_sync``; the first forward
             always does). A no-grad evaluation on one rank alone thus keeps the ranks in step.
+            Inside ``Join`` the buffers come from the highest rank still training.
         process_group: the group to average over (default: the whole world).
         bucket_cap_mb: target size of a gradient bucket, in MiB.
         find_unused_parameters: allow forward passes that do not use every parameter.
@@ -174,11 +175,7 @@ class DistributedDataParallel(Module):
             self.reducer.ensure_prior_reduction_finished()
         with trace.span("forward", "step"):
             active = self._notify_join_context()
-            if self.require_forward_param_sync and self.broadcast_buffers:
-                bufs = list(self.module.buffers())
-                if bufs:
-                    with no_grad():
-                        _broadcast_coalesced(bufs, src=0, group=self.process_group)
+            self._sync_buffers(candidate=True)
             out = self.module(*inputs, **kwargs)
         # As in PyTorch, the next forward broadcasts buffers only after a forward that will be
         # followed by a synchronised backward; a no-grad forward on one rank (evaluating on
@@ -268,6 +265,30 @@ class DistributedDataParallel(Module):
     def join_process_group(self) -> Any:
         return self.process_group
 
+    def _common_rank(self, candidate: bool) -> int:
+        """The highest rank (global) among the ranks for which ``candidate`` is True, agreed
+        by an all-reduce over the process group (PyTorch's ``_find_common_rank``)."""
+        dist = _dist()
+        rank = dist.get_rank(self.process_group)
+        common = Tensor._make(np.array([rank if candidate else -1], dtype=np.int64))
+        dist.all_reduce(common, op=dist.ReduceOp.MAX, group=self.process_group)
+        authority = int(common._data[0])
+        if self.process_group is None:
+            return authority
+        return dist.get_global_rank(self.process_group, authority)
+
+    def _sync_buffers(self, candidate: bool) -> None:
+        """Broadcast the buffers before a forward when ``broadcast_buffers`` asks for it: from
+        rank 0, or, inside ``Join``, from the highest rank still training (``candidate`` is
+        whether this rank is one: a joined rank shadows the broadcast with False), since
+        rank 0 may have joined with stale buffers, as PyTorch does."""
+        bufs = list(self.module.buffers())
+        if not (self.require_forward_param_sync and self.broadcast_buffers and bufs):
+            return
+        src = self._common_rank(candidate) if self._join_config.enable else 0
+        with no_grad():
+            _broadcast_coalesced(bufs, src=src, group=self.process_group)
+
     def _notify_join_context(self) -> int | None:
         """Send ``Join``'s heartbeat; return how many ranks are still training if the
         gradients are to be divided by that number, else None."""
@@ -299,32 +320,25 @@ class DistributedDataParallel(Module):
 
 class _DDPJoinHook:
     """What a joined rank runs for DDP: per step of the others, their buffer broadcast and
-    gradient all-reduces with zeros; at the end, the parameters and buffers of the highest
-    rank among the last to join, on every rank."""
+    gradient all-reduces with zeros; at the end, the parameters (and, with
+    ``broadcast_buffers``, the buffers) of the highest rank among the last to join, on every
+    rank."""
 
     def __init__(self, ddp: DistributedDataParallel) -> None:
         self.ddp = ddp
 
     def main_hook(self) -> None:
         ddp = self.ddp
+        ddp._sync_buffers(candidate=False)
         with no_grad():
-            bufs = list(ddp.module.buffers())
-            if ddp.require_forward_param_sync and ddp.broadcast_buffers and bufs:
-                _broadcast_coalesced(bufs, src=0, group=ddp.process_group)
             ddp.reducer.shadow_backward()
         ddp.require_forward_param_sync = True  # the shadowed backward was synchronised
 
     def post_hook(self, is_last_joiner: bool) -> None:
-        dist, ddp = _dist(), self.ddp
-        rank = dist.get_rank(ddp.process_group)
-        common = Tensor._make(np.array([rank if is_last_joiner else -1], dtype=np.int64))
-        dist.all_reduce(common, op=dist.ReduceOp.MAX, group=ddp.process_group)
-        authority = int(common._data[0])
-        if ddp.process_group is not None:
-            authority = dist.get_global_rank(ddp.process_group, authority)
+        ddp = self.ddp
+        authority = ddp._common_rank(is_last_joiner)
+        tensors = [p for _, p in ddp.module.named_parameters()]
+        if ddp.broadcast_buffers:
+            tensors += list(ddp.module.buffers())
         with no_grad():
-            _broadcast_coalesced(
-                [p for _, p in ddp.module.named_parameters()] + list(ddp.module.buffers()),
-                src=authority,
-                group=ddp.process_group,
-            )
+            _broadcast_coalesced(tensors, src=authority, group=ddp.process_group)

@@ -1,0 +1,141 @@
+"""Compiled loops of :mod:`disttorch.kernels.norms` (numba, the ``fast`` extra): float32
+layer norm as PyTorch's CPU kernel computes it, to the bit.
+
+Each row's mean and variance come from PyTorch's ``RowwiseMoments``: Welford's update on 8
+float32 lanes over chunks of 16 vectors (its multiply-adds fused), the chunks merged by a
+cascade of moment additions, the elements after the last whole vector by the scalar
+update, and the 8 lanes folded in last. Then ``rstd = 1 / sqrt(var + eps)`` and
+``y = fma((x - mean) * rstd, weight, bias)`` (see :func:`layer_norm_rows` without them).
+
+A fused multiply-add is a float64 product (exact) plus the addend, rounded to float32: the
+same as a hardware fma but for a double rounding once in some 2^29 cases. The loops compile
+without contraction (``njit(contract=False)``), so every other step rounds on its own.
+
+Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .jit import njit
+
+__all__ = ["layer_norm_rows", "row_moments"]
+
+_LANES = 8  # float32 lanes of the vectors PyTorch's layer-norm kernel uses
+_CHUNK = 16  # vectors per Welford chunk (kChunkSize)
+
+
+@njit(contract=False)
+def _fma(a, b, c):  # pragma: no cover - compiled
+    return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+
+
+@njit(contract=False)
+def _add_moments_vec(m0_add, m1_add, m2_add, k, m0, m1, m2):  # pragma: no cover - compiled
+    """Merge the lane moments ``(m0_add, m1_add, m2_add)`` into level ``k`` of the stack."""
+    n = m0[k] + m0_add
+    c = np.float32(0.0) if n == 0 else np.float32(np.float32(m0_add) / np.float32(n))
+    m0f = np.float32(m0[k])
+    for lane in range(_LANES):
+        delta = np.float32(m1_add[lane] - m1[k, lane])
+        m2_tmp = np.float32(m2[k, lane] + m2_add[lane])
+        c_delta = np.float32(c * delta)
+        m1[k, lane] = np.float32(m1[k, lane] + c_delta)
+        m2[k, lane] = _fma(np.float32(delta * m0f), c_delta, m2_tmp)
+    m0[k] = n
+
+
+@njit(contract=False)
+def _moments(x, m0, m1, m2, v1, v2):  # pragma: no cover - compiled
+    """Mean and biased variance of the float32 row ``x`` (``m0``/``m1``/``m2``: the cascade's
+    stack; ``v1``/``v2``: one chunk's lane moments)."""
+    size = x.size
+    n = size // _LANES
+    chunks = (n + _CHUNK - 1) // _CHUNK
+    depth = 0
+    while (1 << depth) < chunks:
+        depth += 1
+    m0[:] = 0
+    m1[:] = 0.0
+    m2[:] = 0.0
+    for i in range(chunks):
+        count = min(_CHUNK, n - i * _CHUNK)
+        base = i * _CHUNK * _LANES
+        a = np.zeros(_LANES, np.float32)  # (fresh arrays: the lanes' chains run side by side)
+        q = np.zeros(_LANES, np.float32)
+        for j in range(count):
+            c = np.float32(np.float32(1.0) / np.float32(j + 1))
+            row = x[base + j * _LANES : base + (j + 1) * _LANES]
+            for lane in range(_LANES):
+                xv = row[lane]
+                delta = np.float32(xv - a[lane])
+                a[lane] = _fma(c, delta, a[lane])
+                q[lane] = _fma(delta, np.float32(xv - a[lane]), q[lane])
+        v1[:] = a
+        v2[:] = q
+        _add_moments_vec(count, v1, v2, 0, m0, m1, m2)
+        mask = i + 1
+        j = 1
+        while j < depth and (mask & 1) == 0:
+            _add_moments_vec(m0[j - 1], m1[j - 1], m2[j - 1], j, m0, m1, m2)
+            m0[j - 1] = 0
+            m1[j - 1, :] = 0.0
+            m2[j - 1, :] = 0.0
+            mask >>= 1
+            j += 1
+    for k in range(1, depth):
+        _add_moments_vec(m0[k], m1[k], m2[k], 0, m0, m1, m2)
+    count = 0
+    mean = np.float32(0.0)
+    var = np.float32(0.0)
+    for i in range(n * _LANES, size):
+        xv = x[i]
+        delta = np.float32(xv - mean)
+        count += 1
+        mean = np.float32(mean + np.float32(delta / np.float32(count)))
+        var = np.float32(var + np.float32(delta * np.float32(xv - mean)))
+    for lane in range(_LANES):  # the lanes, each holding n elements, folded in one by one
+        total = count + n
+        c = np.float32(0.0) if total == 0 else np.float32(np.float32(n) / np.float32(total))
+        delta = np.float32(m1[0, lane] - mean)
+        mean = _fma(c, delta, mean)
+        var = np.float32(
+            var + _fma(np.float32(np.float32(delta * delta) * c), np.float32(count), m2[0, lane])
+        )
+        count = total
+    return mean, np.float32(var / np.float32(size))
+
+
+@njit(contract=False)
+def row_moments(x, eps, mean, rstd):  # pragma: no cover - compiled
+    """``mean[r]`` and ``rstd[r] = 1 / sqrt(var + eps)`` of each row of float32 ``x`` ``(R, D)``."""
+    levels = 64
+    m0 = np.zeros(levels, np.int64)
+    m1 = np.zeros((levels, _LANES), np.float32)
+    m2 = np.zeros((levels, _LANES), np.float32)
+    v1 = np.zeros(_LANES, np.float32)
+    v2 = np.zeros(_LANES, np.float32)
+    e = np.float32(eps)
+    for r in range(x.shape[0]):
+        mu, var = _moments(x[r], m0, m1, m2, v1, v2)
+        mean[r] = mu
+        rstd[r] = np.float32(np.float32(1.0) / np.float32(math.sqrt(np.float32(var + e))))
+
+
+@njit(contract=False)
+def layer_norm_rows(x, mean, rstd, weight, bias, xhat, out):  # pragma: no cover - compiled
+    """``xhat = (x - mean) * rstd`` per row, and ``out = fma(xhat, weight, bias)``; without a
+    weight (``weight.size == 0``) ``out = fma(x - mean, rstd, bias)``, and a missing bias
+    (``bias.size == 0``) adds 0: PyTorch's expression with its multiplication by 1 gone."""
+    with_weight, with_bias = weight.size > 0, bias.size > 0
+    for r in range(x.shape[0]):
+        mu, s = mean[r], rstd[r]
+        for j in range(x.shape[1]):
+            centred = np.float32(x[r, j] - mu)
+            h = np.float32(centred * s)
+            xhat[r, j] = h
+            b = bias[j] if with_bias else np.float32(0.0)
+            out[r, j] = _fma(h, weight[j], b) if with_weight else _fma(centred, s, b)
