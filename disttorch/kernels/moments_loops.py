@@ -7,9 +7,8 @@ cascade of moment additions, the elements after the last whole vector by the sca
 update, and the 8 lanes folded in last. Then ``rstd = 1 / sqrt(var + eps)`` and
 ``y = fma((x - mean) * rstd, weight, bias)`` (see :func:`layer_norm_rows` without them).
 
-A fused multiply-add is a float64 product (exact) plus the addend, rounded to float32: the
-same as a hardware fma but for a double rounding once in some 2^29 cases. The loops compile
-without contraction (``njit(contract=False)``), so every other step rounds on its own.
+The fused multiply-adds are the processor's (:func:`.jit_intrinsics.fma32`); the loops
+compile without contraction (``njit(contract=False)``), so every other step rounds on its own.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """
@@ -21,16 +20,12 @@ import math
 import numpy as np
 
 from .jit import njit
+from .jit_intrinsics import fma32 as _fma
 
 __all__ = ["layer_norm_rows", "row_moments"]
 
 _LANES = 8  # float32 lanes of the vectors PyTorch's layer-norm kernel uses
 _CHUNK = 16  # vectors per Welford chunk (kChunkSize)
-
-
-@njit(contract=False)
-def _fma(a, b, c):  # pragma: no cover - compiled
-    return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
 
 
 @njit(contract=False)
@@ -58,24 +53,23 @@ def _moments(x, m0, m1, m2, v1, v2):  # pragma: no cover - compiled
     depth = 0
     while (1 << depth) < chunks:
         depth += 1
-    m0[:] = 0
-    m1[:] = 0.0
-    m2[:] = 0.0
+    levels = max(depth, 1)  # the stack's levels this row uses
+    m0[:levels] = 0
+    m1[:levels] = 0.0
+    m2[:levels] = 0.0
     for i in range(chunks):
         count = min(_CHUNK, n - i * _CHUNK)
         base = i * _CHUNK * _LANES
-        a = np.zeros(_LANES, np.float32)  # (fresh arrays: the lanes' chains run side by side)
-        q = np.zeros(_LANES, np.float32)
+        v1[:] = 0.0
+        v2[:] = 0.0
         for j in range(count):
             c = np.float32(np.float32(1.0) / np.float32(j + 1))
-            row = x[base + j * _LANES : base + (j + 1) * _LANES]
+            at = base + j * _LANES
             for lane in range(_LANES):
-                xv = row[lane]
-                delta = np.float32(xv - a[lane])
-                a[lane] = _fma(c, delta, a[lane])
-                q[lane] = _fma(delta, np.float32(xv - a[lane]), q[lane])
-        v1[:] = a
-        v2[:] = q
+                xv = x[at + lane]
+                delta = np.float32(xv - v1[lane])
+                v1[lane] = _fma(c, delta, v1[lane])
+                v2[lane] = _fma(delta, np.float32(xv - v1[lane]), v2[lane])
         _add_moments_vec(count, v1, v2, 0, m0, m1, m2)
         mask = i + 1
         j = 1
