@@ -957,9 +957,23 @@ def _check_device(d: Any) -> None:
     raise RuntimeError(f"device '{kind}' is not available" + hint)
 
 
+def _int_arg(value: Any, name: str = "dim") -> int:
+    """An integer argument that is not a plain int as one: NumPy's integers and 0-d integer
+    tensors are; a bool, None, float or name is PyTorch's TypeError (``x.sum(True)``,
+    ``x.unsqueeze(None)``, ``x.topk(True)``)."""
+    if value is not None and not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"argument '{name}' must be int, not {type(value).__name__}")
+
+
 def _wrap_dim(dim: int, ndim: int, has_dims: bool = False) -> int:
     """Turn a possibly negative ``dim`` into an index, with PyTorch's error if out of range
     (``has_dims``: a 0-d tensor has no dim at all, as for ``size(0)``)."""
+    if dim.__class__ is not int:
+        dim = _int_arg(dim)
     if has_dims and not ndim:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = max(ndim, 1)

@@ -29,6 +29,7 @@ from ._helpers import (
     arr,
     binary,
     broadcast_error,
+    int_arg,
     sign_array,
     wrap_dim,
     wrapped_int,
@@ -525,7 +526,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     x = input._data
     if x.dtype == np.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
-    d = wrap_dim(dim, x.ndim)
+    d, k = wrap_dim(dim, x.ndim), int_arg(k, "k")
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
