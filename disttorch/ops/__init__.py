@@ -114,7 +114,7 @@ def _bind() -> None:
         Tensor.__truediv__,
         Tensor.__rtruediv__,
     )  # PyTorch keeps Python 2's names
-    Tensor.__pow__ = lambda a, b: ew.Pow.apply(a, b)
+    Tensor.__pow__ = ew.pow  # (its exponent's overflow check)
     Tensor.__rpow__ = lambda a, b: ew.Pow.apply(b, a)
     Tensor.__matmul__ = lambda a, b: la.matmul(a, b)  # through autocast
     Tensor.__rmatmul__ = lambda a, b: la.matmul(b, a)

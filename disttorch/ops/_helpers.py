@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, python_scalar, result_type, scalar_type_name
+from .._dtype import checked_scalar, get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._public_name import package_name
 from .._tensor import Tensor, _int_arg, _wrap_dim
 from ..kernels.threads import astype, elementwise
@@ -107,6 +107,21 @@ def in_half(rt: np.dtype, x: Any, exact_scalar: bool = False) -> Any:
         return x
     with np.errstate(over="ignore"):  # (a number beyond the dtype's range: inf, as PyTorch)
         return np.float32(x) if exact_scalar else np.asarray(x, dtype=np.float32).astype(rt)
+
+
+def check_scalar_operand(value: Any, rt: np.dtype, low: str = "own") -> None:
+    """PyTorch's check of a Python number an op converts into dtype ``rt`` (a ``pow``
+    exponent, ``where``'s value, ``alpha``): RuntimeError where it overflows the type
+    (``float16_t ** 1e10``, ``where(c, int8_t, 1000)``). For a 16-bit float ``rt``, ``low``
+    says how: ``"own"`` checked in that type, ``"float32"`` in the float32 it computes in
+    (``addcmul``'s ``value``, ``lerp``'s ``weight``), ``"inf"`` unchecked (``where``: inf)."""
+    if value.__class__ not in (int, float):
+        return
+    if rt.kind in "fV" and rt.itemsize == 2 and low != "own":
+        if low == "inf":
+            return
+        rt = np.dtype(np.float32)
+    checked_scalar(value, rt)
 
 
 def wrapped_int(rt: np.dtype, x: Any) -> Any:

@@ -21,6 +21,7 @@ from .._creation import check_range_dtype
 from .._dtype import (
     FLOAT_KINDS,
     arrays_result_type,
+    checked_scalar,
     from_numpy,
     get_default_dtype,
     scalar_type_name,
@@ -38,7 +39,15 @@ from ..kernels.torch_select import kthvalue_index
 from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import _return_type, binary, broadcast_error, no_complex, scalar_as_vector, wrap_dim
+from ._helpers import (
+    _return_type,
+    binary,
+    broadcast_error,
+    check_scalar_operand,
+    no_complex,
+    scalar_as_vector,
+    wrap_dim,
+)
 from .comparison import _replay_tied, sort, sortable, unique_axis
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import (
@@ -540,6 +549,9 @@ def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: Any, alpha: An
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
+    check_scalar_operand(
+        value, arrays_result_type([input._data, tensor1._data, tensor2._data]), low="float32"
+    )
     prod = tensor2 * tensor1  # (Mul packs its other operand first: a pack hook sees tensor1, tensor2)
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
@@ -1339,8 +1351,11 @@ def logspace(
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, **kw: Any) -> Tensor:
-    """A 0-dim tensor holding ``s``."""
-    return Tensor._make(np.asarray(s, dtype=_dt(dtype)))
+    """A 0-dim tensor holding ``s`` (a number beyond ``dtype``'s range is PyTorch's RuntimeError)."""
+    dt = _dt(dtype)
+    check_scalar_operand(s, dt, low="inf")  # (a 16-bit float takes inf, as PyTorch's)
+    with np.errstate(over="ignore"):
+        return Tensor._make(np.asarray(checked_scalar(s, dt) if dt.kind in "iu" else s, dtype=dt))
 
 
 def _window(values: np.ndarray, dtype: Any, requires_grad: bool) -> Tensor:
