@@ -124,6 +124,11 @@ _MULTI_VIEW_MSG = (
     "multiple views. Such functions do not allow the output views to be modified inplace. You "
     "should replace the inplace operation by an out-of-place one."
 )
+_MULTI_VIEW_CHANGED_MSG = (
+    "is a view and its base or another view of its base has been modified inplace. This view is "
+    "the output of a function that returns multiple views. Such functions do not allow the output "
+    "views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+)
 _CUSTOM_VIEW_MSG = (
     "is a view and is being modified inplace. This view was created inside a custom Function (or "
     "because an input was returned as-is) and the autograd logic to handle view+inplace would "
@@ -277,9 +282,13 @@ def _record(
 def refresh_view(t: Tensor) -> None:
     """Re-derive the node of a view whose memory was changed in place after it was made
     (through its base or another view), as PyTorch regenerates a view's ``grad_fn``;
-    called by ``Tensor._edge`` when the view is next used in the graph."""
-    t._view_version = t._version_box[0]
+    called by ``Tensor._edge`` when the view is next used in the graph. An output of a
+    multi-output view op (``unbind``) cannot be re-derived: PyTorch's error, at each use."""
     base = t._base
+    tag = t.__dict__.get("_view_creation") if t.__dict__ else None
+    if tag is not None and tag[0] == "multi" and base._rg:
+        raise RuntimeError(f"Output {t._output_nr} of {tag[1]} {_MULTI_VIEW_CHANGED_MSG}")
+    t._view_version = t._version_box[0]
     pairs = _part_of_complex(t, base)
     geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None or not base._rg:
