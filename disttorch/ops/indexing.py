@@ -99,18 +99,19 @@ def as_index(index: Any, ndim: int) -> Any:
     tensor, slice, ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is
     ``x[[0, 1], [1, 2]]``), as NumPy once read it; any other index as it is. Then
     :func:`_np_index`, and an ``...`` that stands for no dims is dropped: it does not separate
-    the advanced indices beside it, as it would in NumPy."""
+    the advanced indices beside it, as it would in NumPy. Only the first ``...`` stands for
+    dims: PyTorch reads a later one as none (``x[..., 0, ...]`` is ``x[..., 0]``)."""
     if type(index) is list and len(index) < 32:
         for i in index:
             if i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice)):
                 index = tuple(index)
                 break
     index = _np_index(index)
-    if (
-        type(index) is tuple
-        and any(i is Ellipsis for i in index)
-        and any(isinstance(i, np.ndarray) for i in index)
-    ):
+    if type(index) is not tuple or not any(i is Ellipsis for i in index):
+        return index
+    first = next(k for k, i in enumerate(index) if i is Ellipsis)
+    index = index[: first + 1] + tuple(i for i in index[first + 1 :] if i is not Ellipsis)
+    if any(isinstance(i, np.ndarray) for i in index):
         used = sum(
             i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in index if i is not None
         )
@@ -259,6 +260,8 @@ def _split_mixed(index: Any) -> tuple | None:
             basic.append(i)
         elif isinstance(i, np.ndarray):
             basic.extend([slice(None)] * (i.ndim if i.dtype == np.bool_ else 1))
+            advanced.append(i)
+        elif isinstance(i, (bool, np.bool_)):  # a 0-d mask: a new dim, an advanced index's
             advanced.append(i)
         elif i is None or isinstance(i, slice):
             basic.append(i)

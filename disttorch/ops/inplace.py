@@ -895,6 +895,29 @@ def _check_copy_shape(shape: tuple, src: tuple) -> None:
 _SETITEM_VALUES = (Tensor, int, float, complex, np.integer)
 
 
+def _masked_fill(idx: Any, value: Tensor) -> bool:
+    """Whether PyTorch writes ``value`` through ``idx`` with ``masked_fill_``, which takes a
+    one-element value of any dtype: one boolean mask the only array in the index."""
+    if value._data.size != 1:
+        return False
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, (bool, np.bool_)) for i in items):
+        return False  # (a bool scalar is a 0-d mask of its own)
+    arrays = [i for i in items if isinstance(i, np.ndarray)]
+    return len(arrays) == 1 and arrays[0].dtype == bool and arrays[0].ndim > 0
+
+
+def _check_index_structure(self: Tensor, index: Any) -> None:
+    """PyTorch's IndexError for an index it refuses before it compares dtypes (too many
+    indices, masks or index tensors of mismatched shapes); an index past a dim's end is found
+    later, by its kernel."""
+    try:
+        self[index]  # noqa: B018
+    except IndexError as e:
+        if "out of bounds" not in str(e):
+            raise
+
+
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value`` (``value`` broadcast; a tensor or a number, converted as
     PyTorch converts it: an overflowing number is an error, except into 16-bit floats)."""
@@ -908,8 +931,11 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     if idx.__class__ is not int:
         indexing.check_steps(idx)
         if isinstance(value, Tensor) and not indexing.is_basic(idx):  # PyTorch's index_put,
-            if not (isinstance(idx, np.ndarray) and idx.dtype == bool and not value._data.ndim):
-                require_source_dtype("index_put", self, value)  # or masked_fill_ for a mask
+            if _masked_fill(idx, value):
+                value = value.reshape(())
+            elif value._data.dtype != self._data.dtype:
+                _check_index_structure(self, index)
+                require_source_dtype("index_put", self, value)
     if isinstance(value, Tensor):  # basic indexing writes the view self[idx]; index_put all of self
         basic = idx.__class__ is int or indexing.is_basic(idx)
         refuse_partial_overlap(self._data[idx] if basic else self._data, (value,))
