@@ -791,6 +791,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
             f"index_fill_ only supports a 0-dimensional value tensor, but got "
             f"tensor with {value._data.ndim} dimension(s)."
         )
+    if not isinstance(value, Tensor):
+        value = checked_scalar(value, input._data.dtype)  # (-1 into uint8: 255, as PyTorch)
     return IndexFill.apply(input, d, idx, value)
 
 
