@@ -1603,7 +1603,6 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     """The ``k``-th smallest value along ``dim`` (NaN the largest) and its index: where the
     value occurs more than once in a slice, the one PyTorch's quickselect leaves there
     (``kernels/torch_select.py``)."""
-    refuse_kernel("kthvalue_cpu", input, "bc")
     if input._data.ndim == 0:
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     x = input._data
@@ -1612,8 +1611,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
         raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= x.shape[dim]:
         raise RuntimeError("kthvalue(): selected number k out of range for dimension " + str(dim))
+    refuse_kernel("kthvalue_cpu", input, "bc")  # (after k's range, as PyTorch checks)
 
     def kth_index(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
+        a = sortable(a)  # (bfloat16 as float32: NaN last)
         idx = np.take(np.argsort(a, axis=dim, kind="stable"), [k - 1], axis=dim)
         kth = np.take_along_axis(a, idx, axis=dim)
         same = a == kth
@@ -1712,7 +1713,8 @@ def unique_consecutive(
         vals = flat[start]
     else:
         moved = np.moveaxis(x, unique_axis(x, dim), 0)
-        diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(1) if moved.shape[0] else []
+        rest = int(np.prod(moved.shape[1:]))  # (not -1: one slice leaves no differences to size it)
+        diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, rest).any(1) if moved.shape[0] else []
         start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
         vals = np.moveaxis(moved[start], 0, dim)
     out = [Tensor._make(vals)]
