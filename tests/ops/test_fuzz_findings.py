@@ -241,3 +241,21 @@ def test_comparison_operators_leave_lists_to_python():
     assert (t == [1, 2]) is False and (t != [1, 2]) is True
     with pytest.raises(TypeError, match="'<' not supported between instances of 'Tensor' and 'list'"):
         t < [1, 2]  # noqa: B015
+
+
+def test_solve_ex_of_a_singular_matrix_reports_info():
+    """``solve_ex`` raises only with ``check_errors``; a singular matrix of a batch gets its
+    first zero pivot as ``info`` (and NaN solutions), the others their solutions."""
+    A = dt.stack([dt.zeros(2, 2, dtype=dt.float64), 2 * dt.eye(2, dtype=dt.float64)])
+    got = dt.linalg.solve_ex(A, dt.ones(2, 2, 1, dtype=dt.float64))
+    assert got.info.tolist() == [1, 0] and got.result[1].tolist() == [[0.5], [0.5]]
+    assert bool(got.result[0].isnan().all())
+    with pytest.raises(RuntimeError, match="singular"):
+        dt.linalg.solve_ex(A, dt.ones(2, 2, dtype=dt.float64), check_errors=True)
+
+
+def test_empty_matrices_lu_factor_ex_and_cond():
+    e = dt.zeros(0, 0, dtype=dt.float64)
+    lu = dt.linalg.lu_factor_ex(e)
+    assert lu.LU.shape == (0, 0) and lu.pivots.shape == (0,) and lu.info.item() == 0
+    assert dt.linalg.cond(e).item() == 0.0 and dt.linalg.cond(dt.zeros(2, 0, 0)).tolist() == [0.0, 0.0]
