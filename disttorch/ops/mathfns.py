@@ -28,6 +28,7 @@ from .._dtype import (
     to_numpy,
 )
 from .._dtype import dtype as _dtype_cls
+from .._linspace import integer_ends
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -1345,8 +1346,13 @@ def logspace(
     start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
-    check_range_dtype("logspace_cpu", _dt(dtype))
-    t = Tensor._make(np.logspace(start, end, steps, base=base).astype(_dt(dtype)))
+    dt = _dt(dtype)
+    if steps > 1:  # (one value needs no kernel: a bool one too)
+        check_range_dtype("logspace_cpu", dt)
+    if dt.kind in "iu":
+        start, end = integer_ends(start, end, dt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = Tensor._make(np.logspace(start, end, steps, base=base).astype(dt))
     return t.requires_grad_(True) if kw.get("requires_grad") else t
 
 

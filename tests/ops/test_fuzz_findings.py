@@ -259,3 +259,25 @@ def test_empty_matrices_lu_factor_ex_and_cond():
     lu = dt.linalg.lu_factor_ex(e)
     assert lu.LU.shape == (0, 0) and lu.pivots.shape == (0,) and lu.info.item() == 0
     assert dt.linalg.cond(e).item() == 0.0 and dt.linalg.cond(dt.zeros(2, 0, 0)).tolist() == [0.0, 0.0]
+
+
+def test_creation_fuzz_findings():
+    """arange checks its dtype before its bounds and refuses NaN/inf bounds and a fractional
+    int64 step; linspace/logspace convert integer ends into the dtype first (wrapped, or
+    PyTorch's overflow error) and take complex ends; a one-element tensor in a list is a
+    number; a NumPy float64 fills a default-float tensor."""
+    with pytest.raises(NotImplementedError, match="arange_cpu"):
+        dt.arange(0, 1, 0, dtype=dt.bool)
+    with pytest.raises(RuntimeError, match="unsupported range: 0 -> nan"):
+        dt.arange(0, float("nan"))
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        dt.arange(0, 1, 0.1, dtype=dt.int64)
+    assert dt.linspace(-3, 3, 7, dtype=dt.uint8).tolist() == [253, 211, 169, 128, 86, 44, 3]
+    assert dt.logspace(-3, 3, 7, base=2, dtype=dt.uint8).tolist() == [0, 0, 0, 0, 0, 0, 8]
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t without overflow"):
+        dt.linspace(0, 300, 4, dtype=dt.int8)
+    assert dt.linspace(0, 10, 1, dtype=dt.bool).tolist() == [False]
+    z = dt.linspace(0, 1 + 1j, 3)
+    assert z.dtype == dt.complex64 and z[1].item() == 0.5 + 0.5j
+    assert dt.tensor([dt.tensor([1]), dt.tensor([2])]).shape == (2,)
+    assert dt.full((1,), np.float64(2.5)).dtype == dt.float32
