@@ -10,6 +10,7 @@ from disttorch.autograd import gradcheck
 
 IDX = [[2, 0, 2], [0, 1, 0]]  # (2, 0) repeats: not coalesced
 DENSE = np.arange(6.0).reshape(3, 2)
+pytestmark = pytest.mark.filterwarnings("ignore:Sparse invariant checks")  # (PyTorch's, and ours)
 
 
 def _sp(L, values=(1.0, 2.0, 3.0), shape=(3, 3)):
@@ -36,7 +37,6 @@ def test_smm_and_sspaddmm_entries():
 
 
 @pytest.mark.parity
-@pytest.mark.filterwarnings("ignore:Sparse invariant checks")
 def test_match_pytorch(torch):
     for L in (dt, torch):
         s, d = _sp(L), L.tensor(DENSE)
