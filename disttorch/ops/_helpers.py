@@ -115,7 +115,7 @@ def check_scalar_operand(value: Any, rt: np.dtype, low: str = "own") -> None:
     (``float16_t ** 1e10``, ``where(c, int8_t, 1000)``). For a 16-bit float ``rt``, ``low``
     says how: ``"own"`` checked in that type, ``"float32"`` in the float32 it computes in
     (``addcmul``'s ``value``, ``lerp``'s ``weight``), ``"inf"`` unchecked (``where``: inf)."""
-    if value.__class__ not in (int, float):
+    if value.__class__ not in (int, float, complex):
         return
     if rt.kind in "fV" and rt.itemsize == 2 and low != "own":
         if low == "inf":

@@ -1163,6 +1163,8 @@ def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tens
     rt = result_type(arr(input), arr(other))
     if rt.kind in "iu" and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if rt.kind != "c" and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     check_scalar_operand(alpha, rt)
     low = low_result(input, other)
     if low is None:

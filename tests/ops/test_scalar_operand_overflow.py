@@ -65,6 +65,10 @@ def test_unchecked_numbers_compute(name):
 def test_integral_alpha_and_negative_integer_powers():
     with pytest.raises(RuntimeError, match="argument alpha must not be a floating point number"):
         dt.tensor([1, 2]).add(dt.tensor([1, 2]), alpha=0.5)
+    with pytest.raises(RuntimeError, match="argument alpha must not be a complex number"):
+        dt.ones(2).add(dt.ones(2), alpha=1j)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+        dt.ones(2).lerp(dt.zeros(2), 1j)  # (a complex weight of a real tensor)
     with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
         dt.tensor([1, 2], dtype=dt.int8) ** -1000
 
