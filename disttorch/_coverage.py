@@ -77,7 +77,7 @@ _REASONS = {
         "native_channel_shuffle native_dropout native_group_norm native_layer_norm native_norm "
         "convolution conv_tbc constant_pad_nd affine_grid_generator grid_sampler_2d grid_sampler_3d "
         "embedding_renorm_ empty_quantized norm_except_dim resize_as_sparse_ sparse_resize_ "
-        "sparse_resize_and_clear_ saddmm dsmm hsmm hspmm smm sspaddmm _nnz"
+        "sparse_resize_and_clear_ saddmm dsmm hsmm _nnz"
     ),
     "legacy typed storage classes and memory pinning/sharing (NumPy arrays own their memory)": (
         "Storage StorageBase BFloat16Storage BoolStorage ByteStorage "

@@ -103,12 +103,13 @@ _PYTHON_NUMBER_DTYPES = {
 }
 
 
-def _from_data(data: Any) -> Any:
-    """Replace tensors nested in lists by their values."""
+def _from_data(data: Any, nested: bool = False) -> Any:
+    """Replace tensors nested in lists by their values: a one-element tensor in a list is a
+    number, as PyTorch reads it (``tensor([tensor([1]), tensor([2])])`` has shape ``(2,)``)."""
     if isinstance(data, Tensor):
-        return data._data
+        return data._data.reshape(()) if nested and data._data.size == 1 else data._data
     if isinstance(data, (list, tuple)) and data and any(isinstance(d, (Tensor, list, tuple)) for d in data):
-        return [_from_data(d) for d in data]
+        return [_from_data(d, True) for d in data]
     return data
 
 
@@ -476,6 +477,8 @@ def _arange_values(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarr
     if dtype.kind not in "iu":
         return np.arange(start, end, step).astype(dtype)
     if dtype == np.int64:
+        if not int(step):  # (a fractional step counted in integers)
+            raise ValueError("step must be nonzero")
         return np.arange(int(start), int(end), int(step), dtype=dtype)
     n = max(math.ceil((end - start) / step), 0)
     return (int(start) + int(step) * np.arange(n)).astype(dtype)
@@ -503,15 +506,17 @@ def arange(
         start = 0
     start, end, step = _number(start), _number(end), _number(step)
     meta = _wants_meta(device)
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
     np_dt = np.dtype(_dtype.to_numpy(dtype))
-    check_range_dtype("arange_cpu", np_dt, complex_too=True)
+    check_range_dtype("arange_cpu", np_dt, complex_too=True)  # (before the bounds, as PyTorch)
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     t = Tensor._make(_placed(_arange_values(start, end, step, np_dt), meta))
     return t.requires_grad_(True) if requires_grad else t
 
@@ -532,11 +537,13 @@ def linspace(
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     meta = _wants_meta(device)
+    start, end = _number(start), _number(end)
+    if dtype is None and any(isinstance(v, complex) for v in (start, end)):
+        dtype = _dtype.from_numpy(_dtype.default_complex())  # (complex ends: a complex result)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    check_range_dtype("linspace_cpu", np_dt)
-    t = Tensor._make(
-        _placed(linspace_values(_number(start), _number(end), int(steps), np.dtype(np_dt)), meta)
-    )
+    if steps > 1:  # (one value needs no kernel: a bool one too)
+        check_range_dtype("linspace_cpu", np_dt)
+    t = Tensor._make(_placed(linspace_values(start, end, int(steps), np.dtype(np_dt)), meta))
     return t.requires_grad_(True) if requires_grad else t
 
 

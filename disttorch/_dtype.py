@@ -490,8 +490,10 @@ def python_scalar(x):
     int, anything else as a Python float (``np.bool_`` too: ``int_tensor + np.True_`` is
     float32), a ``complex128`` as a complex, ``complex64`` by its real part; other values
     pass through."""
-    if not isinstance(x, np.generic) or isinstance(x, (builtins.float, builtins.complex)):
+    if not isinstance(x, np.generic):
         return x
+    if isinstance(x, (builtins.float, builtins.complex)):  # float64, complex128: Python's own
+        return builtins.float(x) if isinstance(x, builtins.float) else builtins.complex(x)
     if isinstance(x, np.integer):
         return builtins.int(x)
     if isinstance(x, np.complexfloating):

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dtype import checked_scalar
 from .kernels.fma import fma
 
-__all__ = ["linspace_values"]
+__all__ = ["integer_ends", "linspace_values"]
+
+
+def integer_ends(start: float, end: float, dtype: np.dtype) -> tuple:
+    """``start`` and ``end`` converted into integer ``dtype`` as PyTorch converts them first:
+    truncated, a negative one wrapped into an unsigned type, one past the type's range its
+    RuntimeError (``linspace(0, 300, 4, dtype=torch.int8)``)."""
+    return tuple(float(checked_scalar(int(np.trunc(v)), dtype)) for v in (start, end))
 
 
 def _linspace_half(start: float, end: float, steps: int, half: type) -> np.ndarray:
@@ -32,6 +40,8 @@ def linspace_values(start: float, end: float, steps: int, dtype: np.dtype) -> np
     (complex outputs: NumPy's spacing)."""
     if steps == 0:
         return np.empty(0, dtype=dtype)
+    if dtype.kind in "iu":
+        start, end = integer_ends(start, end, dtype)
     if steps == 1:
         return np.array([start], dtype=np.float64).astype(dtype)
     if dtype.kind not in "fiuV":  # complex: NumPy's spacing

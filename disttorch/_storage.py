@@ -376,6 +376,10 @@ def storage_elements(storage: UntypedStorage | TypedStorage, dtype: _dtype.dtype
     return TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)._elements()
 
 
+# (``torch.Tensor(storage)`` in ``_tensor.py`` finds it on the storage's class)
+UntypedStorage._elements_as = TypedStorage._elements_as = storage_elements
+
+
 def _typed_storage(self: Tensor) -> TypedStorage:
     """``storage()`` without the deprecation warning (what PyTorch's own code calls)."""
     return TypedStorage(wrap_storage=untyped_storage(self), dtype=self.dtype, _internal=True)

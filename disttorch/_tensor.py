@@ -186,11 +186,10 @@ class Tensor(metaclass=_TensorMeta):
             arr = np.array(args[0], dtype=default)
             warn_if_holds_ndarrays(args[0], arr.size)
         elif len(args) == 1:
-            from ._storage import is_storage, storage_elements
-
-            if not is_storage(args[0]):
+            elements = getattr(type(args[0]), "_elements_as", None)  # a storage's (see _storage.py)
+            if elements is None:
                 raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
-            arr = storage_elements(args[0], _dtype.get_default_dtype())  # shares its memory
+            arr = elements(args[0], _dtype.get_default_dtype())  # shares its memory
         else:
             raise TypeError(
                 f"new() received an invalid combination of arguments - got "
@@ -963,30 +962,40 @@ def _check_device(d: Any) -> None:
     raise RuntimeError(f"device '{kind}' is not available" + hint)
 
 
+def _dim_type_error(dim: Any, expected: str = "int", name: str = "dim") -> str:
+    """PyTorch's words for a dim of another type than ``expected``; a name (a named tensor's
+    dim, which PyTorch 2.13 no longer has) says so."""
+    text = f"argument '{name}' must be {expected}, not {type(dim).__name__}"
+    if isinstance(dim, str) or isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim):
+        text += " (named dims such as 'C' are not supported: PyTorch 2.13 has no named tensors)"
+    return text
+
+
+def _int_arg(value: Any, name: str = "dim") -> int:
+    """An integer argument that is not a plain int as one: NumPy's integers and 0-d integer
+    tensors are; a bool, None, float or name is PyTorch's TypeError (``x.sum(True)``,
+    ``x.unsqueeze(None)``, ``x.topk(True)``)."""
+    if value is not None and not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(_dim_type_error(value, "int", name))
+
+
 def _wrap_dim(dim: int, ndim: int, has_dims: bool = False) -> int:
     """Turn a possibly negative ``dim`` into an index, with PyTorch's error if out of range
     (``has_dims``: a 0-d tensor has no dim at all, as for ``size(0)``)."""
+    if dim.__class__ is not int:
+        dim = _int_arg(dim)
     if has_dims and not ndim:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = max(ndim, 1)
-    try:
-        inside = -n <= dim < n
-    except TypeError:
-        raise TypeError(_dim_type_error(dim)) from None
-    if not inside:
+    if not -n <= dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim + n if dim < 0 else dim
-
-
-def _dim_type_error(dim: Any, expected: str = "int") -> str:
-    """PyTorch's words for a dim of another type than ``expected``; a name (a named tensor's
-    dim, which PyTorch 2.13 no longer has) says so."""
-    text = f"argument 'dim' must be {expected}, not {type(dim).__name__}"
-    if isinstance(dim, str) or isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim):
-        text += " (named dims such as 'C' are not supported: PyTorch 2.13 has no named tensors)"
-    return text
 
 
 _scalar_warning = [True]  # PyTorch warns once per process

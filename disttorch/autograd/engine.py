@@ -31,7 +31,7 @@ from .._torch_function import dispatch_args
 from ..utils import trace
 from . import autocast_state as _autocast
 from . import grad_mode, grad_sink, saved_hooks
-from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
+from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, _node_call, gradient_edge
 
 __all__ = [
     "BACKWARD_CALLERS",
@@ -468,6 +468,9 @@ def call_node(node: Function, grads: tuple) -> Any:
     hidden = node._unlisted  # arguments that are not PyTorch's tensor inputs
     out = tuple(g for i, g in enumerate(_call_backward(node, list(grads))) if i not in hidden)
     return out[0] if len(out) == 1 else out
+
+
+_node_call.append(call_node)
 
 
 def _zeros_for(node: Function, i: int):

@@ -49,6 +49,9 @@ _observers: list = []
 #: observers (as above) also told of the tensors :func:`note_use` names
 _use_observers: list = []
 _observing = [False]
+#: ``engine.call_node`` (the engine, which imports this module, puts it here): a built-in
+#: op's node called on its output gradients
+_node_call: list = []
 _dispatch_state = threading.local()
 
 
@@ -309,9 +312,7 @@ class Function(FunctionCtx, Node):
         if "next_edges" in self.__dict__:
             if not self._raw:
                 raise TypeError(f"'{self.name()}' object is not callable")
-            from .engine import call_node
-
-            return call_node(self, args)
+            return _node_call[0](self, args)
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
             "new-style autograd function with static forward method. (Example: "

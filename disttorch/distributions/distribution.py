@@ -196,7 +196,7 @@ class Distribution:
     def __repr__(self) -> str:
         names = [k for k in self.arg_constraints if k in self.__dict__]
         args = ", ".join(
-            f"{p}: {self.__dict__[p].item() if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
             for p in names
         )
         return f"{type(self).__name__}({args})"

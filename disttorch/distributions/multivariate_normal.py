@@ -80,13 +80,15 @@ class MultivariateNormal(Distribution):
         )
         if mat.dim() < 2:
             raise ValueError(
-                f"{name} matrix must be at least two-dimensional, with optional leading batch dimensions"
+                f"{'scale_tril matrix' if name == 'scale_tril' else name} must be at least two-dimensional, "
+                "with optional leading batch dimensions"
             )
+        # (a matrix whose size is not loc's is taken here, as PyTorch does: sampling or
+        # log_prob then fails on the product of the two)
         batch_shape = broadcast_shape(mat.shape[:-2], loc.shape[:-1])
-        n = loc.shape[-1]
-        setattr(self, name, mat.expand(*batch_shape, n, n))
-        self.loc = loc.expand(*batch_shape, n)
-        super().__init__(batch_shape, (n,), validate_args=validate_args)
+        setattr(self, name, mat.expand(*batch_shape, -1, -1))
+        self.loc = loc.expand(*batch_shape, -1)
+        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
@@ -105,14 +107,12 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def scale_tril(self) -> Tensor:
-        n = self._event_shape[0]
-        return self._unbroadcasted_scale_tril.expand(*self._batch_shape, n, n)
+        return self._unbroadcasted_scale_tril.expand(*self._batch_shape, -1, -1)
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
         L = self._unbroadcasted_scale_tril
-        n = self._event_shape[0]
-        return (L @ L.transpose(-2, -1)).expand(*self._batch_shape, n, n)
+        return (L @ L.transpose(-2, -1)).expand(*self._batch_shape, -1, -1)
 
     @lazy_property
     def precision_matrix(self) -> Tensor:

@@ -13,7 +13,7 @@ def lu_factor_np(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     m, n = lu.shape[-2:]
     k = min(m, n)
     batch = lu.shape[:-2]
-    flat = lu.reshape((-1, m, n))
+    flat = lu.reshape((int(np.prod(batch)), m, n))  # (not -1: empty matrices)
     piv = np.zeros((flat.shape[0], k), dtype=np.int32)
     rows = np.arange(flat.shape[0])
     for j in range(k):

@@ -45,6 +45,7 @@ from . import (
     shape,
     sparse,
     sparse_compressed,
+    sparse_products,
     special,
     spectral,
     tensor_attributes,
@@ -66,6 +67,7 @@ FAMILIES = [
     inplace,
     sparse,
     sparse_compressed,
+    sparse_products,
     special,
     mathfns,
     tensor_attributes,
@@ -114,7 +116,7 @@ def _bind() -> None:
         Tensor.__truediv__,
         Tensor.__rtruediv__,
     )  # PyTorch keeps Python 2's names
-    Tensor.__pow__ = lambda a, b: ew.Pow.apply(a, b)
+    Tensor.__pow__ = ew.pow  # (its exponent's overflow check)
     Tensor.__rpow__ = lambda a, b: ew.Pow.apply(b, a)
     Tensor.__matmul__ = lambda a, b: la.matmul(a, b)  # through autocast
     Tensor.__rmatmul__ = lambda a, b: la.matmul(b, a)

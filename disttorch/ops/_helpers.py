@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, python_scalar, result_type, scalar_type_name
+from .._dtype import checked_scalar, get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._public_name import package_name
-from .._tensor import Tensor, _dim_type_error, _wrap_dim
+from .._tensor import Tensor, _dim_type_error, _int_arg, _wrap_dim
 from ..kernels.threads import astype, elementwise
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "binary",
     "broadcast_error",
     "wrap_dim",
+    "int_arg",
     "dims_tuple",
     "float_result",
     "scalar_type_name",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 wrap_dim = _wrap_dim
+int_arg = _int_arg
 
 
 def arr(x: Any) -> Any:
@@ -107,6 +109,21 @@ def in_half(rt: np.dtype, x: Any, exact_scalar: bool = False) -> Any:
         return np.float32(x) if exact_scalar else np.asarray(x, dtype=np.float32).astype(rt)
 
 
+def check_scalar_operand(value: Any, rt: np.dtype, low: str = "own") -> None:
+    """PyTorch's check of a Python number an op converts into dtype ``rt`` (a ``pow``
+    exponent, ``where``'s value, ``alpha``): RuntimeError where it overflows the type
+    (``float16_t ** 1e10``, ``where(c, int8_t, 1000)``). For a 16-bit float ``rt``, ``low``
+    says how: ``"own"`` checked in that type, ``"float32"`` in the float32 it computes in
+    (``addcmul``'s ``value``, ``lerp``'s ``weight``), ``"inf"`` unchecked (``where``: inf)."""
+    if value.__class__ not in (int, float, complex):
+        return
+    if rt.kind in "fV" and rt.itemsize == 2 and low != "own":
+        if low == "inf":
+            return
+        rt = np.dtype(np.float32)
+    checked_scalar(value, rt)
+
+
 def wrapped_int(rt: np.dtype, x: Any) -> Any:
     """A Python int outside integer dtype ``rt``'s range as PyTorch casts it: wrapped
     (``uint8_tensor - 1`` subtracts 255); NumPy would raise OverflowError."""
@@ -143,17 +160,26 @@ def dim_int(d: Any) -> int:
         raise TypeError(_dim_type_error(d, "int or tuple of ints")) from None
 
 
+def dim_ints(dims: Any) -> tuple:
+    """The entries of a sequence of dims as ints, as PyTorch's parser reads them: a bool
+    first is its TypeError (``x.sum((True,))``), a bool after it an int (``(0, True)``)."""
+    dims = tuple(dims)
+    if dims and isinstance(dims[0], (bool, np.bool_)):
+        raise TypeError("argument 'dim' must be tuple of ints, but found element of type bool at pos 0")
+    return tuple(dim_int(d) for d in dims)
+
+
 def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     """Normalise a reduction ``dim`` argument (None, int or sequence) to a tuple of indices."""
     if dim is None:
         return None
-    if isinstance(dim, (int, np.integer)) and dim.__class__ is not bool:
+    if isinstance(dim, (int, np.integer)) and not isinstance(dim, (bool, np.bool_)):
         return (_wrap_dim(int(dim), ndim),)
-    if isinstance(dim, (bool, np.bool_)):  # (PyTorch takes a bool inside a tuple as an int)
+    if isinstance(dim, (bool, np.bool_)):
         raise TypeError("argument 'dim' must be int or tuple of ints, not bool")
     if isinstance(dim, str):
         dim_int(dim)  # (its TypeError)
-    dims = tuple(_wrap_dim(dim_int(d), ndim) for d in dim)
+    dims = tuple(_wrap_dim(d, ndim) for d in dim_ints(dim))
     check_unique_dims(dims)
     return dims
 
@@ -169,7 +195,7 @@ def scalar_as_vector(fn: Callable, input: Tensor, dim: int, *args: Any, **kwargs
     """``fn(input, dim, ...)`` for a 0-d ``input``: PyTorch treats a scalar's dim 0 (or -1) as the
     one dim of a 1-element vector, so run ``fn`` on that vector and give 0-d results back
     (a named tuple of results stays one)."""
-    wrap_dim(int(dim), 0)
+    wrap_dim(dim, 0)
     out = fn(input.reshape(1), 0, *args, **kwargs)
     if isinstance(out, tuple):
         vals = [o.reshape(()) for o in out]

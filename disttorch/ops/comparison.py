@@ -29,6 +29,7 @@ from ._helpers import (
     arr,
     binary,
     broadcast_error,
+    int_arg,
     sign_array,
     wrap_dim,
     wrapped_int,
@@ -212,8 +213,10 @@ def _invert(input: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------------- integer-valued arithmetic
 def _check_int_zero(xa: Any, xb: Any) -> None:
-    """Integer division by zero raises in PyTorch (floats give inf/nan)."""
-    if result_type(xa, xb).kind in "iub" and np.any(np.asarray(xb) == 0):
+    """Integer division by zero raises in PyTorch (floats give inf/nan), by a number that
+    wraps to zero in the integer type too (``int8_t.fmod(256)``)."""
+    rt = result_type(xa, xb)
+    if rt.kind in "iub" and np.any(np.asarray(wrapped_int(rt, xb) if rt.kind != "b" else xb) == 0):
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -245,6 +248,8 @@ class Modulo(Function):
             int(isinstance(b, Tensor))
         )
         out = _division_like(ufunc, xa, xb)
+        if ufunc is np.remainder and out.dtype.kind in "fV":
+            out = _zero_signed_as(out, xa)
         if ctx.needs_input_grad and ctx.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):
                 ctx.quotient = rounding(np.true_divide(xa, xb, dtype=out.dtype))
@@ -254,6 +259,15 @@ class Modulo(Function):
     def backward(ctx, g):
         na, nb = ctx.needs_input_grad[:2]
         return (g if na else None), (-g * Tensor._make(ctx.quotient) if nb else None), None, None
+
+
+def _zero_signed_as(out: np.ndarray, xa: Any) -> np.ndarray:
+    """A floating ``remainder`` whose zeros carry the dividend's sign, as PyTorch's (its
+    ``fmod`` adjusted by the divisor only when non-zero; NumPy's zeros take the divisor's)."""
+    zero = out == 0
+    if not zero.any():
+        return out
+    return np.where(zero, np.copysign(np.zeros((), out.dtype), xa).astype(out.dtype), out)
 
 
 @number_self
@@ -525,7 +539,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     x = input._data
     if x.dtype == np.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
-    d = wrap_dim(dim, x.ndim)
+    d, k = wrap_dim(dim, x.ndim), int_arg(k, "k")
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")

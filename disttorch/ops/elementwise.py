@@ -51,7 +51,7 @@ from ..kernels.vec_exp import one_plus_exp_neg
 from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, sleef_log1p
 from ..kernels.vml import tanh as vml_tanh
 from ..kernels.vml import unary as _vml
-from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
+from ._helpers import arr, binary, broadcast_error, check_scalar_operand, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
@@ -1161,6 +1161,12 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
     """``op(input, alpha * other)`` (``Add`` or ``Sub``); for 16-bit floats ``alpha`` is
     rounded to their dtype and the result once, as in PyTorch."""
+    rt = result_type(arr(input), arr(other))
+    if rt.kind in "iu" and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if rt.kind != "c" and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    check_scalar_operand(alpha, rt)
     low = low_result(input, other)
     if low is None:
         return op.apply(input, mul(other, alpha))
@@ -1210,7 +1216,14 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 
 @number_self
 def pow(input: Any, exponent: Any) -> Tensor:
-    """``input ** exponent``; either may be a Python number."""
+    """``input ** exponent``; either may be a Python number (an exponent beyond the range of
+    an integer or 16-bit float ``input``'s dtype is PyTorch's RuntimeError)."""
+    if exponent.__class__ in (int, float) and isinstance(input, Tensor):
+        rt = input._data.dtype
+        if (rt.kind in "iu" and exponent.__class__ is int and exponent >= 0) or (
+            rt.kind in "fV" and rt.itemsize == 2
+        ):
+            check_scalar_operand(exponent, rt)
     return Pow.apply(input, exponent)
 
 
@@ -1368,6 +1381,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     ``end - (1 - weight) * (end - input)`` (exact at ``weight == 1``), each one fused
     multiply-add in float32 for 16- and 32-bit floats (``kernels/lerp.py``)."""
     require_lerp_dtypes(input, end, weight)
+    check_scalar_operand(weight, input._data.dtype, low="float32")
     out = Lerp.apply(input, end, weight)
     return named_node(out, "LerpBackward1") if isinstance(weight, Tensor) else out
 
@@ -1453,6 +1467,12 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """
     if input is None and other is None:
         return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(condition._data)))
+    if input.__class__ in (int, float) or other.__class__ in (int, float):
+        rt = result_type(arr(input), arr(other))
+        for value in (input, other):  # a number is converted into the result's dtype, checked
+            check_scalar_operand(value, rt, low="inf")
+        with np.errstate(over="ignore"):  # (a 16-bit float takes inf quietly)
+            return Where.apply(condition, input, other)
     return Where.apply(condition, input, other)
 
 

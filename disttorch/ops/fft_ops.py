@@ -207,6 +207,14 @@ def _axes_sizes(name: str, x: Tensor, s: Any, dim: Any) -> tuple:
     return axes, sizes
 
 
+def _wrapped_dims(name: str, input: Any, dim: Any) -> None:
+    """PyTorch's IndexError for a ``dim`` out of ``input``'s range, before its dtype checks."""
+    if dim is not None:
+        nd = _tensor_arg(f"fft_{name}", input)._data.ndim
+        for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
+            _wrap_dim(int(d), nd, has_dims=True)
+
+
 def _check_out(op: str, out: Tensor | None, complex_result: bool) -> None:
     """PyTorch's check of an ``out=`` tensor (the result is then cast into it): a complex
     transform needs a complex ``out``, a real one a real floating ``out``."""
@@ -228,16 +236,21 @@ def _one_dim(n: int | None, dim: int) -> tuple:
 
 
 def _c2c(name: str, input: Tensor, s: Any, dim: Any, norm: str | None, inverse: bool) -> Tensor:
+    axes, sizes = _axes_sizes(name, _tensor_arg(f"fft_{name}", input), s, dim)  # (dims before dtypes)
     x = _prepare(name, input)
-    axes, sizes = _axes_sizes(name, x, s, dim)
     if not axes:
         return x.to(x.dtype.to_complex()) if x._data.dtype.kind != "c" else x.clone()
     return C2C.apply(_resize(x, axes, sizes), axes, _norm(norm), inverse)
 
 
 def _r2c(name: str, input: Tensor, s: Any, dim: Any, norm: str | None) -> Tensor:
+    t = _tensor_arg(f"fft_{name}", input)
+    if name in ("rfft2", "rfftn") and t._data.dtype.kind == "c":  # (PyTorch's rfftn: before the dims)
+        raise RuntimeError(
+            f"rfftn expects a real-valued input tensor, but got {_dtype.scalar_type_name(t._data.dtype)}"
+        )
+    axes, sizes = _axes_sizes(name, t, s, dim)
     x = _prepare(name, input, real_only=True)
-    axes, sizes = _axes_sizes(name, x, s, dim)
     if not axes:
         raise RuntimeError(f"{name} must transform at least one axis")
     return R2C.apply(_resize(x, axes, sizes), axes, _norm(norm))
@@ -246,13 +259,14 @@ def _r2c(name: str, input: Tensor, s: Any, dim: Any, norm: str | None) -> Tensor
 def _c2r(name: str, input: Tensor, s: Any, dim: Any, norm: str | None) -> Tensor:
     """irfftn: c2c inverse over all but the last dim, then c2r on the last (length ``n``,
     default ``2 * (m - 1)``)."""
-    x = _prepare(name, input)
+    x = _tensor_arg(f"fft_{name}", input)
     given_last = None
     if s is not None:
         s = (s,) if isinstance(s, (int, np.integer)) else tuple(s)
         given_last = int(s[-1]) if int(s[-1]) != -1 else None
         s = s[:-1] + (-1,)
     axes, sizes = _axes_sizes(name, x, s, dim)
+    x = _prepare(name, x)
     if not axes:
         raise RuntimeError(f"{name} must transform at least one axis")
     last = given_last if given_last is not None else 2 * (x._data.shape[axes[-1]] - 1)
@@ -436,6 +450,7 @@ def hfft2(
 ) -> Tensor:
     """The two-dimensional :func:`hfftn`."""
     _check_out("hfftn", out, complex_result=False)
+    _wrapped_dims("hfft2", input, dim)
     return _c2r("hfft2", _prepare("hfft2", input).conj(), s, dim, _DUAL[_norm(norm)])
 
 
@@ -463,6 +478,7 @@ def hfftn(
     """The N-dimensional Fourier transform of a Hermitian-symmetric input given by its
     one-sided half along the last dim: a real result."""
     _check_out("hfftn", out, complex_result=False)
+    _wrapped_dims("hfftn", input, dim)
     return _c2r("hfftn", _prepare("hfftn", input).conj(), s, dim, _DUAL[_norm(norm)])
 
 

@@ -108,7 +108,8 @@ def as_index(index: Any, ndim: int) -> Any:
     tensor, slice, ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is
     ``x[[0, 1], [1, 2]]``), as NumPy once read it; any other index as it is. Then
     :func:`_np_index`, and an ``...`` that stands for no dims is dropped: it does not separate
-    the advanced indices beside it, as it would in NumPy."""
+    the advanced indices beside it, as it would in NumPy. Only the first ``...`` stands for
+    dims: PyTorch reads a later one as none (``x[..., 0, ...]`` is ``x[..., 0]``)."""
     if type(index) is list and len(index) < 32:
         for i in index:
             if i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice)):
@@ -116,17 +117,26 @@ def as_index(index: Any, ndim: int) -> Any:
                 index = tuple(index)
                 break
     index = _np_index(index)
-    if (
-        type(index) is tuple
-        and any(i is Ellipsis for i in index)
-        and any(isinstance(i, np.ndarray) for i in index)
-    ):
-        used = sum(
-            i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in index if i is not None
-        )
-        if used - 1 == ndim:
-            index = tuple(i for i in index if i is not Ellipsis)
+    if type(index) is not tuple or not any(i is Ellipsis for i in index):
+        return index
+    spans = sum(_dims_consumed(i) for i in index)
+    first = next(k for k, i in enumerate(index) if i is Ellipsis)
+    later = [k for k, i in enumerate(index) if i is Ellipsis and k > first]
+    if later and spans < ndim and any(i is not Ellipsis for i in index[later[0] :]):
+        # (each ``...`` stands for the dims the others leave: past the last one, nothing is left)
+        raise IndexError(f"too many indices for tensor of dimension {ndim}: a second '...' leaves no dims")
+    index = index[: first + 1] + tuple(i for i in index[first + 1 :] if i is not Ellipsis)
+    if any(isinstance(i, np.ndarray) for i in index) and spans == ndim:
+        index = tuple(i for i in index if i is not Ellipsis)
     return index
+
+
+def _dims_consumed(i: Any) -> int:
+    """How many of the tensor's dims an index entry consumes (a mask its own dims; ``None``,
+    ``...`` and a bool scalar none)."""
+    if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
+        return 0
+    return i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1
 
 
 def is_basic(index: Any) -> bool:
@@ -261,7 +271,10 @@ def _split_mixed(index: Any) -> tuple | None:
     if not isinstance(index, tuple):
         return None
     is_int = [isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index]
-    if not any(is_int) or all(isinstance(i, _BASIC) or i is None or i is Ellipsis for i in index):
+    if not any(is_int) or all(
+        (isinstance(i, _BASIC) and not isinstance(i, (bool, np.bool_))) or i is None or i is Ellipsis
+        for i in index
+    ):
         return None
     basic, advanced = [], []
     for i, integer in zip(index, is_int):
@@ -269,6 +282,8 @@ def _split_mixed(index: Any) -> tuple | None:
             basic.append(i)
         elif isinstance(i, np.ndarray):
             basic.extend([slice(None)] * (i.ndim if i.dtype == np.bool_ else 1))
+            advanced.append(i)
+        elif isinstance(i, (bool, np.bool_)):  # a 0-d mask: a new dim, an advanced index's
             advanced.append(i)
         elif i is None or isinstance(i, slice):
             basic.append(i)
@@ -382,7 +397,7 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
     """``target[index] = value`` with PyTorch's indexing rules and error messages."""
     mixed = _split_mixed(index)
     if mixed is not None:
-        target, index = target[mixed[0]], mixed[1]  # a view: writing it writes the target
+        target, index = _basic_view(target, mixed[0]), mixed[1]  # writing it writes the target
     try:
         target[index] = value
     except IndexError as e:
@@ -401,6 +416,12 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
         shape, result = np.shape(value), np.shape(target[index])
         while shape and shape[0] == 1:  # PyTorch drops a value's leading 1s first
             shape = shape[1:]
+        if shape != np.shape(value) and len(shape) <= len(result):
+            try:  # (``x[0] = tensor([9.])``: NumPy takes no 1-element array for one element)
+                target[index] = np.reshape(value, shape)
+                return
+            except ValueError:
+                pass
         if _is_basic(index):  # PyTorch copies into a view: expand's error
             try:
                 expand_sizes(f"torch.{scalar_type_name(np.asarray(value).dtype)}Tensor", shape, result)
@@ -410,6 +431,11 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
             f"shape mismatch: value tensor of shape {list(shape)} cannot "
             f"be broadcast to indexing result of shape {list(result)}"
         ) from None
+
+
+def _basic_view(target: np.ndarray, basic: tuple) -> np.ndarray:
+    """``target[basic]`` as a view, a 0-d one too (NumPy's ``a[0]`` of a vector is a copy)."""
+    return target[basic if any(i is Ellipsis for i in basic) else basic + (Ellipsis,)]
 
 
 def _writes_each_address_once(target: np.ndarray, index: Any) -> bool:
@@ -445,7 +471,7 @@ class IndexPutAccumulate(Function):
         out = a._data.copy()
         v = values._data if isinstance(values, Tensor) else values
         mixed = _split_mixed(index)
-        target, index = (out[mixed[0]], mixed[1]) if mixed is not None else (out, index)
+        target, index = (_basic_view(out, mixed[0]), mixed[1]) if mixed is not None else (out, index)
         target_shape = np.shape(target[index])
         try:
             v = np.broadcast_to(np.asarray(v, dtype=out.dtype), target_shape)
@@ -798,6 +824,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
             f"index_fill_ only supports a 0-dimensional value tensor, but got "
             f"tensor with {value._data.ndim} dimension(s)."
         )
+    if not isinstance(value, Tensor):
+        value = checked_scalar(value, input._data.dtype)  # (-1 into uint8: 255, as PyTorch)
     return IndexFill.apply(input, d, idx, value)
 
 

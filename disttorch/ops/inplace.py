@@ -124,6 +124,11 @@ _MULTI_VIEW_MSG = (
     "multiple views. Such functions do not allow the output views to be modified inplace. You "
     "should replace the inplace operation by an out-of-place one."
 )
+_MULTI_VIEW_CHANGED_MSG = (
+    "is a view and its base or another view of its base has been modified inplace. This view is "
+    "the output of a function that returns multiple views. Such functions do not allow the output "
+    "views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+)
 _CUSTOM_VIEW_MSG = (
     "is a view and is being modified inplace. This view was created inside a custom Function (or "
     "because an input was returned as-is) and the autograd logic to handle view+inplace would "
@@ -277,9 +282,13 @@ def _record(
 def refresh_view(t: Tensor) -> None:
     """Re-derive the node of a view whose memory was changed in place after it was made
     (through its base or another view), as PyTorch regenerates a view's ``grad_fn``;
-    called by ``Tensor._edge`` when the view is next used in the graph."""
-    t._view_version = t._version_box[0]
+    called by ``Tensor._edge`` when the view is next used in the graph. An output of a
+    multi-output view op (``unbind``) cannot be re-derived: PyTorch's error, at each use."""
     base = t._base
+    tag = t.__dict__.get("_view_creation") if t.__dict__ else None
+    if tag is not None and tag[0] == "multi" and base._rg:
+        raise RuntimeError(f"Output {t._output_nr} of {tag[1]} {_MULTI_VIEW_CHANGED_MSG}")
+    t._view_version = t._version_box[0]
     pairs = _part_of_complex(t, base)
     geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None or not base._rg:
@@ -887,6 +896,29 @@ def _check_copy_shape(shape: tuple, src: tuple) -> None:
 _SETITEM_VALUES = (Tensor, int, float, complex, np.integer)
 
 
+def _masked_fill(idx: Any, value: Tensor) -> bool:
+    """Whether PyTorch writes ``value`` through ``idx`` with ``masked_fill_``, which takes a
+    one-element value of any dtype: one boolean mask the only array in the index."""
+    if value._data.size != 1:
+        return False
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, (bool, np.bool_)) for i in items):
+        return False  # (a bool scalar is a 0-d mask of its own)
+    arrays = [i for i in items if isinstance(i, np.ndarray)]
+    return len(arrays) == 1 and arrays[0].dtype == bool and arrays[0].ndim > 0
+
+
+def _check_index_structure(self: Tensor, index: Any) -> None:
+    """PyTorch's IndexError for an index it refuses before it compares dtypes (too many
+    indices, masks or index tensors of mismatched shapes); an index past a dim's end is found
+    later, by its kernel."""
+    try:
+        self[index]  # noqa: B018
+    except IndexError as e:
+        if "out of bounds" not in str(e):
+            raise
+
+
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value`` (``value`` broadcast; a tensor or a number, converted as
     PyTorch converts it: an overflowing number is an error, except into 16-bit floats)."""
@@ -900,8 +932,11 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     if idx.__class__ is not int:
         indexing.check_steps(idx)
         if isinstance(value, Tensor) and not indexing.is_basic(idx):  # PyTorch's index_put,
-            if not (isinstance(idx, np.ndarray) and idx.dtype == bool and not value._data.ndim):
-                require_source_dtype("index_put", self, value)  # or masked_fill_ for a mask
+            if _masked_fill(idx, value):
+                value = value.reshape(())
+            elif value._data.dtype != self._data.dtype:
+                _check_index_structure(self, index)
+                require_source_dtype("index_put", self, value)
     if isinstance(value, Tensor):  # basic indexing writes the view self[idx]; index_put all of self
         basic = idx.__class__ is int or indexing.is_basic(idx)
         refuse_partial_overlap(self._data[idx] if basic else self._data, (value,))

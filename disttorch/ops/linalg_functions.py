@@ -162,9 +162,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExRe
     except LinAlgError:
         if check_errors:
             raise
-        lu_, _ = lu_factor_np(A._data)
-        diag = np.diagonal(lu_, axis1=-2, axis2=-1) == 0
-        info = np.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(np.int32)
+        info = _zero_pivot(lu_factor_np(A._data)[0])
         return InvExResult(Tensor._make(lapack(np.linalg.pinv, A._data)), Tensor._make(info))
 
 
@@ -206,8 +204,29 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor
 def solve_ex(
     A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out: Any = None
 ) -> ExResult:
-    """``(result, info)`` of :func:`solve`."""
-    return ExResult(solve(A, B, left=left), _info(A))
+    """``(result, info)`` of :func:`solve`: a singular matrix gives ``info`` its first zero
+    LU pivot (1-based) and NaN solutions (PyTorch's are its LU's inf and NaN), raising only
+    with ``check_errors``."""
+    try:
+        return ExResult(solve(A, B, left=left), _info(A))
+    except LinAlgError:
+        if check_errors:
+            raise
+    info = _zero_pivot(lu_factor_np(A._data)[0])
+    singular = Tensor._make((info != 0)[..., None, None])
+    eye = Tensor._make(np.eye(A._data.shape[-1], dtype=A._data.dtype))
+    result = solve(A.where(~singular, eye), B, left=left)  # (the others solved as they are)
+    nan = Tensor._make(np.asarray(np.nan, dtype=result._data.dtype))
+    flag = singular if result.dim() == A.dim() else singular[..., 0]
+    return ExResult(result.where(~flag, nan), Tensor._make(info))
+
+
+def _zero_pivot(lu_: np.ndarray) -> np.ndarray:
+    """LAPACK's ``info`` of each LU factorisation: its first zero pivot (1-based), 0 where none."""
+    diag = np.diagonal(lu_, axis1=-2, axis2=-1) == 0
+    if not diag.shape[-1]:
+        return np.zeros(diag.shape[:-1], np.int32)
+    return np.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(np.int32)
 
 
 def solve_triangular(
@@ -395,9 +414,7 @@ def lu_factor_ex(
 ) -> LUFactorExResult:
     """``(LU, pivots, info)``; ``info`` is the first zero pivot (1-based) or 0."""
     lu_, piv = lu_factor(A, pivot=pivot)
-    diag = np.diagonal(lu_._data, axis1=-2, axis2=-1) == 0
-    info = np.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(np.int32)
-    return LUFactorExResult(lu_, piv, Tensor._make(info))
+    return LUFactorExResult(lu_, piv, Tensor._make(_zero_pivot(lu_._data)))
 
 
 def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUResult:
@@ -718,6 +735,8 @@ def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
     _check_matrix("linalg.cond", A, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         s = svdvals(A)
+        if not s.shape[-1]:  # (an empty matrix: 0, as PyTorch)
+            return s.new_zeros(s.shape[:-1])
         return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 

@@ -21,12 +21,14 @@ from .._creation import check_range_dtype
 from .._dtype import (
     FLOAT_KINDS,
     arrays_result_type,
+    checked_scalar,
     from_numpy,
     get_default_dtype,
     scalar_type_name,
     to_numpy,
 )
 from .._dtype import dtype as _dtype_cls
+from .._linspace import integer_ends
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -38,7 +40,15 @@ from ..kernels.torch_select import kthvalue_index
 from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import _return_type, binary, broadcast_error, no_complex, scalar_as_vector, wrap_dim
+from ._helpers import (
+    _return_type,
+    binary,
+    broadcast_error,
+    check_scalar_operand,
+    no_complex,
+    scalar_as_vector,
+    wrap_dim,
+)
 from .comparison import _replay_tied, sort, sortable, unique_axis
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import (
@@ -540,6 +550,9 @@ def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: Any, alpha: An
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
+    check_scalar_operand(
+        value, arrays_result_type([input._data, tensor1._data, tensor2._data]), low="float32"
+    )
     prod = tensor2 * tensor1  # (Mul packs its other operand first: a pack hook sees tensor1, tensor2)
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
@@ -1333,14 +1346,22 @@ def logspace(
     start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
-    check_range_dtype("logspace_cpu", _dt(dtype))
-    t = Tensor._make(np.logspace(start, end, steps, base=base).astype(_dt(dtype)))
+    dt = _dt(dtype)
+    if steps > 1:  # (one value needs no kernel: a bool one too)
+        check_range_dtype("logspace_cpu", dt)
+    if dt.kind in "iu":
+        start, end = integer_ends(start, end, dt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = Tensor._make(np.logspace(start, end, steps, base=base).astype(dt))
     return t.requires_grad_(True) if kw.get("requires_grad") else t
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, **kw: Any) -> Tensor:
-    """A 0-dim tensor holding ``s``."""
-    return Tensor._make(np.asarray(s, dtype=_dt(dtype)))
+    """A 0-dim tensor holding ``s`` (a number beyond ``dtype``'s range is PyTorch's RuntimeError)."""
+    dt = _dt(dtype)
+    check_scalar_operand(s, dt, low="inf")  # (a 16-bit float takes inf, as PyTorch's)
+    with np.errstate(over="ignore"):
+        return Tensor._make(np.asarray(checked_scalar(s, dt) if dt.kind in "iu" else s, dtype=dt))
 
 
 def _window(values: np.ndarray, dtype: Any, requires_grad: bool) -> Tensor:
@@ -1588,7 +1609,6 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     """The ``k``-th smallest value along ``dim`` (NaN the largest) and its index: where the
     value occurs more than once in a slice, the one PyTorch's quickselect leaves there
     (``kernels/torch_select.py``)."""
-    refuse_kernel("kthvalue_cpu", input, "bc")
     if input._data.ndim == 0:
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     x = input._data
@@ -1597,8 +1617,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
         raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= x.shape[dim]:
         raise RuntimeError("kthvalue(): selected number k out of range for dimension " + str(dim))
+    refuse_kernel("kthvalue_cpu", input, "bc")  # (after k's range, as PyTorch checks)
 
     def kth_index(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
+        a = sortable(a)  # (bfloat16 as float32: NaN last)
         idx = np.take(np.argsort(a, axis=dim, kind="stable"), [k - 1], axis=dim)
         kth = np.take_along_axis(a, idx, axis=dim)
         same = a == kth
@@ -1697,7 +1719,8 @@ def unique_consecutive(
         vals = flat[start]
     else:
         moved = np.moveaxis(x, unique_axis(x, dim), 0)
-        diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(1) if moved.shape[0] else []
+        rest = int(np.prod(moved.shape[1:]))  # (not -1: one slice leaves no differences to size it)
+        diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, rest).any(1) if moved.shape[0] else []
         start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
         vals = np.moveaxis(moved[start], 0, dim)
     out = [Tensor._make(vals)]

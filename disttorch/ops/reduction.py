@@ -27,7 +27,15 @@ from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_alon
 from ..kernels.threads import elementwise as _split
 from ..kernels.threads import get_num_threads
 from ..kernels.torch_sum import GRAIN, whole_sum
-from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
+from ._helpers import (
+    _dims,
+    _return_type,
+    _type_name,
+    complex_kernel_error,
+    int_arg,
+    scalar_as_vector,
+    wrap_dim,
+)
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
@@ -246,9 +254,12 @@ class _AllDims:
 ALL_DIMS = _AllDims()
 
 
-def _whole(name: str, dim: Any, keepdim: Any) -> Any:
+def _whole(name: str, dim: Any, keepdim: Any, takes_none: bool = True) -> Any:
     """``dim`` (``None`` for :data:`ALL_DIMS`); a ``keepdim`` without a ``dim`` is PyTorch's
-    TypeError."""
+    TypeError, and so is an explicit ``dim=None`` for a reduction that does not take one
+    (``not takes_none``: ``x.max(None)``, ``x.prod(None)``)."""
+    if dim is None and not takes_none:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
     if dim is ALL_DIMS:
         if keepdim is not None:
             raise TypeError(
@@ -397,13 +408,13 @@ def _max_min(input: Tensor, dim: Any, keepdim: bool, other: Any, *, name: str) -
 def max(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, other: Any = None) -> Any:
     """The largest element; over ``dim``, the named tuple ``(values, indices)``;
     with a tensor as second argument, the elementwise :func:`maximum`."""
-    return _max_min(input, _whole("max", dim, keepdim), bool(keepdim), other, name="max")
+    return _max_min(input, _whole("max", dim, keepdim, takes_none=False), bool(keepdim), other, name="max")
 
 
 def min(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, other: Any = None) -> Any:
     """The smallest element; over ``dim``, the named tuple ``(values, indices)``;
     with a tensor as second argument, the elementwise :func:`minimum`."""
-    return _max_min(input, _whole("min", dim, keepdim), bool(keepdim), other, name="min")
+    return _max_min(input, _whole("min", dim, keepdim, takes_none=False), bool(keepdim), other, name="min")
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
@@ -494,7 +505,7 @@ class MedianDim(MaxDim):
         return values, idx
 
 
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+def median(input: Tensor, dim: Any = ALL_DIMS, keepdim: bool = False) -> Any:
     """The median of all elements (for an even count, the lower of the two middle values;
     NaN if any element is NaN); over ``dim``, the named tuple ``(values, indices)``. Where
     a slice holds the median value more than once, the index is PyTorch's: that of the
@@ -502,11 +513,11 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """
     if input._data.dtype.kind == "c":
         raise complex_kernel_error("median_cpu", input)
-    if dim is None:
+    if dim is ALL_DIMS:
         return Median.apply(input)
     if not isinstance(dim, (int, np.integer)):
         raise TypeError(f"median(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
-    d = wrap_dim(int(dim), input._data.ndim)
+    d = wrap_dim(dim, input._data.ndim)
     if input._data.ndim == 0:  # a 0-dim tensor: its own median at index 0, still 0-dim
         values, indices = MedianDim.apply(input.reshape(1), 0, False)
     else:
@@ -577,7 +588,7 @@ def prod(input: Tensor, dim: Any = ALL_DIMS, keepdim: Any = None, *, dtype: Any 
     The gradient is exact where the input has zeros (the product of the other elements),
     and so is its own gradient (``create_graph=True``).
     """
-    dim = _whole("prod", dim, keepdim)
+    dim = _whole("prod", dim, keepdim, takes_none=False)
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     return _reduce(Prod, input, dim, bool(keepdim), dtype)
@@ -812,6 +823,8 @@ class Logsumexp(Function):
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))``, computed stably (shifted by the max)."""
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     return _reduce(Logsumexp, input, dim, keepdim)
 
 
@@ -1131,6 +1144,7 @@ def diff(
     x = input._data
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    n = int_arg(n, "n")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, x.ndim)
@@ -1173,6 +1187,9 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 def _softmax_dim_arg(name: str, dim: Any) -> int:
     """Unlike ``nn.functional``'s, the top-level softmax needs an explicit int ``dim``."""
-    if isinstance(dim, builtins.bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
-    return int(dim)
+    try:
+        return int_arg(dim)  # (a 0-d integer tensor too)
+    except TypeError:
+        raise TypeError(
+            f"{name}(): argument 'dim' (position 2) must be int, not {type(dim).__name__}"
+        ) from None

@@ -80,7 +80,7 @@ def _reduce_into(x: np.ndarray, pos: np.ndarray, vals: np.ndarray, reduce: str, 
         if x.dtype.kind == "f":
             np.divide(out, count, out=out, where=hit)
         else:
-            np.floor_divide(out, count, out=out, where=hit)
+            np.floor_divide(out, count, out=out, where=hit, casting="unsafe")  # (uint8 too)
     return out, count
 
 
@@ -241,7 +241,10 @@ def index_reduce(
         raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
     if s.dtype != x.dtype:
         raise RuntimeError("index_reduce_(): self and source must have the same scalar type")
-    _check_mean_dtype(x, reduce, "index_reduce")
+    if x.dtype == np.bool_ and (not include_self or x.ndim <= 1):  # (PyTorch's kernels
+        # that have no bool loop: the one excluding input, the one of vectors)
+        kernel = "index_reduce_func_exclude_input_init" if not include_self else "index_func_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     d = wrap_dim(dim, x.ndim)
     xs, ss = (x.reshape(1) if x.ndim == 0 else x), (s.reshape(1) if s.ndim == 0 else s)
     idx = idx.reshape(-1).astype(np.int64, copy=False)
@@ -258,6 +261,7 @@ def index_reduce(
     n = xs.shape[d]
     if idx.size and (idx.min() < 0 or idx.max() >= n):  # (negative entries too, as PyTorch)
         raise IndexError("index out of range in self")
+    _check_mean_dtype(x, reduce, "index_reduce")
     idx = np.where(idx < 0, idx + n, idx)
     along = [1] * ss.ndim
     along[d] = idx.size

@@ -27,7 +27,7 @@ from ..autograd import autocast_state
 from ..autograd.function import NO_GRAD_VIEW_TAG, Function, log_view, mark_view, named_node
 from ..kernels import threads
 from ..utils import trace
-from ._helpers import check_unique_dims, dim_int, wrap_dim
+from ._helpers import check_unique_dims, dim_ints, int_arg, wrap_dim
 from .dtype_view import view_dtype
 
 __all__ = [
@@ -816,7 +816,7 @@ def squeezed_shape(shape: tuple, dim: Any = None) -> tuple:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        wrapped = tuple(wrap_dim(dim_int(d), len(shape)) for d in ds)
+        wrapped = tuple(wrap_dim(d, len(shape)) for d in dim_ints(ds))
         check_unique_dims(wrapped)
         dims = {d for d in wrapped if shape and shape[d] == 1}
     return tuple(s for i, s in enumerate(shape) if i not in dims)
@@ -882,8 +882,8 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
             f"movedim: Invalid source or destination dims: source ({src} dims) "
             f"should contain the same number of dims as destination ({dst} dims)"
         )
-    src = [wrap_dim(int(d), nd) for d in src]
-    dst = [wrap_dim(int(d), nd) for d in dst]
+    src = [wrap_dim(d, nd) for d in src]
+    dst = [wrap_dim(d, nd) for d in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError("movedim: repeated dim in `source` or `destination`")
     if nd == 0:  # a scalar's dim 0 (or -1) stays where it is
@@ -1051,7 +1051,7 @@ def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[in
     d = wrap_dim(dim, len(shape))
     n = shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
-        size = int(split_size_or_sections)
+        size = int_arg(split_size_or_sections, "split_size")
         if size < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
         if size == 0:
@@ -1065,7 +1065,7 @@ def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[in
                 0
             ]  # (an empty dim: one empty piece)
     else:
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = [int_arg(s, "split_sizes") for s in split_size_or_sections]
         if sum(sizes) != n or any(s < 0 for s in sizes):
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
@@ -1081,6 +1081,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def chunk_split_arg(shape: tuple, chunks: int, dim: int) -> Any:
     """The ``split`` argument that ``chunk(chunks, dim)`` amounts to for a tensor of ``shape``."""
+    chunks = int_arg(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     if not shape:
@@ -1205,9 +1206,9 @@ def tile(input: Tensor, *reps: Any, dims: Sequence[int] | None = None) -> Tensor
 def flip(input: Tensor, dims: Any) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy)."""
     nd = input._data.ndim
-    if isinstance(dims, (int, np.integer)):
+    if dims is None or isinstance(dims, (int, np.integer)):
         raise TypeError(f"flip(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
-    ds = tuple(wrap_dim(dim_int(d), nd) for d in dims)
+    ds = tuple(wrap_dim(d, nd) for d in dim_ints(dims))
     if nd == 0:  # a scalar's dim 0 (or -1) is its one element: nothing to reverse
         ds = ()
     check_unique_dims(ds)
@@ -1236,14 +1237,14 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
                 f"roll: shifts (length {len(shifts)}) and dims (length 0) must have the same length"
             )
         s = shifts if isinstance(shifts, (int, np.integer)) else shifts[0]
-        return Roll.apply(input, int(s), None)
+        return Roll.apply(input, int_arg(s, "shifts"), None)
     sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
     nd = input._data.ndim
     return Roll.apply(
-        input, tuple(int(s) for s in sh), tuple(wrap_dim(int(d), nd, has_dims=True) for d in ds)
+        input, tuple(int_arg(s, "shifts") for s in sh), tuple(wrap_dim(d, nd, has_dims=True) for d in ds)
     )
 
 

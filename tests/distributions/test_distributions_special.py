@@ -61,3 +61,18 @@ def test_poles_and_domain():
     assert S.polygamma(0, dt.tensor([1.0])).item() == pytest.approx(-0.5772156649015329)
     with pytest.raises(RuntimeError, match="negative n"):
         S.polygamma(-1, dt.tensor([1.0]))
+
+
+def test_multivariate_normal_of_mismatched_sizes_fails_where_pytorchs_does():
+    """A matrix whose size is not loc's is taken (as PyTorch takes it); sampling fails."""
+    D = dt.distributions
+    for kw in ({"covariance_matrix": dt.eye(2)}, {"scale_tril": dt.eye(2)}, {"precision_matrix": dt.eye(2)}):
+        m = D.MultivariateNormal(dt.zeros(3), **kw)
+        assert (
+            m.event_shape == (3,) and m.batch_shape == () and list(m.__dict__[next(iter(kw))].shape) == [2, 2]
+        )
+    with pytest.raises(RuntimeError):
+        D.MultivariateNormal(dt.zeros(3), covariance_matrix=dt.eye(2)).sample()
+    with pytest.raises(ValueError, match="^covariance_matrix must be at least two-dimensional"):
+        D.MultivariateNormal(dt.zeros(2), covariance_matrix=dt.ones(2))
+    assert repr(D.Normal(dt.zeros(1), dt.ones(1))) == "Normal(loc: tensor([0.]), scale: tensor([1.]))"

@@ -220,3 +220,28 @@ def test_out_argument_as_pytorch(torch, name):
                 fn(src, out=lib.empty(0, dtype=lib.int64))
         results.append(np.asarray(out.tolist()))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: dt.fft.fft2(dt.ones(4, dtype=dt.float16)), IndexError, "Dimension out of range"),
+        (lambda: dt.fft.ihfft2(dt.ones(4, dtype=dt.complex64)), IndexError, "Dimension out of range"),
+        (lambda: dt.fft.hfft2(dt.ones(4, dtype=dt.float16)), IndexError, "Dimension out of range"),
+        (
+            lambda: dt.fft.rfft2(dt.ones(4, dtype=dt.complex64)),
+            RuntimeError,
+            "rfftn expects a real-valued input tensor, but got ComplexFloat",
+        ),
+        (
+            lambda: dt.fft.rfftn(dt.ones(4, dtype=dt.complex128), dim=(0, 1)),
+            RuntimeError,
+            "rfftn expects a real-valued",
+        ),
+    ],
+)
+def test_checks_in_pytorchs_order(call, error, message):
+    """Found by fuzzing: the 2-D and n-D transforms check their dims before the dtype, except
+    rfftn's real-input check."""
+    with pytest.raises(error, match=message):
+        call()

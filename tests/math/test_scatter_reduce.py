@@ -232,3 +232,21 @@ def test_zero_dim_index_gradcheck_and_errors():
         dt.zeros(2, 3).gather(0, dt.tensor(1))
     with pytest.raises(IndexError, match="Dimension out of range"):
         dt.zeros(5).gather(1, dt.tensor(1))
+
+
+def test_uint8_mean_bool_kernels_and_wrapped_fill():
+    """Found by fuzzing: uint8 ``mean`` floors in uint8; ``index_reduce`` of bools has no
+    kernel excluding input nor one for vectors (PyTorch's errors, before the index check);
+    ``index_fill`` wraps -1 into uint8."""
+    x = dt.tensor([10, 20, 30], dtype=dt.uint8)
+    got = x.scatter_reduce(0, dt.tensor([0, 0, 2]), dt.tensor([1, 2, 7], dtype=dt.uint8), "mean")
+    assert got.tolist() == [4, 20, 18] and got.dtype == dt.uint8
+    with pytest.raises(NotImplementedError, match="\"index_func_\" not implemented for 'Bool'"):
+        dt.ones(3, dtype=dt.bool).index_reduce(0, dt.tensor([5]), dt.ones(1, dtype=dt.bool), "prod")
+    with pytest.raises(NotImplementedError, match="index_reduce_func_exclude_input_init"):
+        dt.ones(2, 2, dtype=dt.bool).index_reduce(
+            0, dt.tensor([1]), dt.ones(1, 2, dtype=dt.bool), "amax", include_self=False
+        )
+    m = dt.ones(2, 2, dtype=dt.bool).index_reduce(0, dt.tensor([1]), dt.zeros(1, 2, dtype=dt.bool), "amin")
+    assert m.tolist() == [[True, True], [False, False]]
+    assert dt.zeros(2, 2, dtype=dt.uint8).index_fill(1, dt.tensor([0]), -1).tolist() == [[255, 0], [255, 0]]

@@ -109,3 +109,38 @@ def test_gradients_and_node_match_pytorch(torch, mode):
         out.backward(dt.tensor(g))
         ref.backward(torch.tensor(g))
         np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "shape, mode, dtype, kernel",
+    [
+        ((1, 1, 4), "nearest", "int64", "compute_indices_weights_nearest"),
+        ((1, 1, 4, 4), "nearest", "int32", "upsample_nearest2d_channels_last"),
+        ((1, 1, 4), "linear", "uint8", "compute_indices_weights_linear"),
+        ((1, 1, 4, 4), "bilinear", "int64", "upsample_bilinear2d_channels_last"),
+        ((1, 1, 4, 4), "bicubic", "bool", "compute_indices_weights_cubic"),
+        ((1, 1, 2, 2, 2), "trilinear", "uint8", "compute_indices_weights_linear"),
+        ((1, 1, 4, 4), "area", "uint8", "adaptive_avg_pool2d"),
+        ((1, 1, 2, 2, 2), "area", "int64", "adaptive_avg_pool3d_cpu"),
+    ],
+)
+def test_integer_inputs_pytorch_has_no_kernel_for(shape, mode, dtype, kernel):
+    x = dt.zeros(shape, dtype=getattr(dt, dtype))
+    with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for'):
+        DF.interpolate(x, scale_factor=2, mode=mode)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic"])
+@pytest.mark.parametrize(
+    "geometry", [dict(size=(5, 7)), dict(scale_factor=1.5), dict(size=(3, 9), align_corners=True)]
+)
+def test_uint8_resizing_is_pytorchs(torch, mode, geometry):
+    """uint8 nearest and bilinear are PyTorch's bits; bicubic within one unit."""
+    if mode.startswith("nearest") and "align_corners" in geometry:
+        return
+    a = _image((1, 2, 6, 5), "uint8")
+    got = DF.interpolate(dt.tensor(a), mode=mode, **geometry).numpy().astype(int)
+    want = torch.nn.functional.interpolate(torch.tensor(a), mode=mode, **geometry).numpy().astype(int)
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= (1 if mode == "bicubic" else 0)

@@ -96,3 +96,24 @@ def test_bce_with_logits_follows_the_targets_dtype():
     assert x.grad.dtype == dt.float32  # through the cast to the target's dtype
     want = (1 / (1 + np.exp(-_x().double().numpy())) - 0.3) / 12
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "target, error, message",
+    [
+        (
+            dt.tensor(0),
+            RuntimeError,
+            "Expected floating point type for target with class probabilities, got Long",
+        ),
+        (dt.tensor(0.5), IndexError, "Dimension specified as 1 but tensor has no dimensions"),
+        (
+            dt.tensor([0]),
+            IndexError,
+            r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)",
+        ),
+    ],
+)
+def test_cross_entropy_of_a_0d_input_is_pytorchs_error(target, error, message):
+    with pytest.raises(error, match=message):
+        F.cross_entropy(dt.tensor(1.0), target)

@@ -241,3 +241,43 @@ def test_comparison_operators_leave_lists_to_python():
     assert (t == [1, 2]) is False and (t != [1, 2]) is True
     with pytest.raises(TypeError, match="'<' not supported between instances of 'Tensor' and 'list'"):
         t < [1, 2]  # noqa: B015
+
+
+def test_solve_ex_of_a_singular_matrix_reports_info():
+    """``solve_ex`` raises only with ``check_errors``; a singular matrix of a batch gets its
+    first zero pivot as ``info`` (and NaN solutions), the others their solutions."""
+    A = dt.stack([dt.zeros(2, 2, dtype=dt.float64), 2 * dt.eye(2, dtype=dt.float64)])
+    got = dt.linalg.solve_ex(A, dt.ones(2, 2, 1, dtype=dt.float64))
+    assert got.info.tolist() == [1, 0] and got.result[1].tolist() == [[0.5], [0.5]]
+    assert bool(got.result[0].isnan().all())
+    with pytest.raises(RuntimeError, match="singular"):
+        dt.linalg.solve_ex(A, dt.ones(2, 2, dtype=dt.float64), check_errors=True)
+
+
+def test_empty_matrices_lu_factor_ex_and_cond():
+    e = dt.zeros(0, 0, dtype=dt.float64)
+    lu = dt.linalg.lu_factor_ex(e)
+    assert lu.LU.shape == (0, 0) and lu.pivots.shape == (0,) and lu.info.item() == 0
+    assert dt.linalg.cond(e).item() == 0.0 and dt.linalg.cond(dt.zeros(2, 0, 0)).tolist() == [0.0, 0.0]
+
+
+def test_creation_fuzz_findings():
+    """arange checks its dtype before its bounds and refuses NaN/inf bounds and a fractional
+    int64 step; linspace/logspace convert integer ends into the dtype first (wrapped, or
+    PyTorch's overflow error) and take complex ends; a one-element tensor in a list is a
+    number; a NumPy float64 fills a default-float tensor."""
+    with pytest.raises(NotImplementedError, match="arange_cpu"):
+        dt.arange(0, 1, 0, dtype=dt.bool)
+    with pytest.raises(RuntimeError, match="unsupported range: 0 -> nan"):
+        dt.arange(0, float("nan"))
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        dt.arange(0, 1, 0.1, dtype=dt.int64)
+    assert dt.linspace(-3, 3, 7, dtype=dt.uint8).tolist() == [253, 211, 169, 128, 86, 44, 3]
+    assert dt.logspace(-3, 3, 7, base=2, dtype=dt.uint8).tolist() == [0, 0, 0, 0, 0, 0, 8]
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t without overflow"):
+        dt.linspace(0, 300, 4, dtype=dt.int8)
+    assert dt.linspace(0, 10, 1, dtype=dt.bool).tolist() == [False]
+    z = dt.linspace(0, 1 + 1j, 3)
+    assert z.dtype == dt.complex64 and z[1].item() == 0.5 + 0.5j
+    assert dt.tensor([dt.tensor([1]), dt.tensor([2])]).shape == (2,)
+    assert dt.full((1,), np.float64(2.5)).dtype == dt.float32

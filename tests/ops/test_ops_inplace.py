@@ -692,3 +692,17 @@ def test_modified_message_names_type_node_and_versions():
 
 def test_modified_messages_match_pytorch(torch):
     assert _modified_messages(dt) == _modified_messages(torch)
+
+
+def test_multi_output_view_changed_under_no_grad_cannot_be_used():
+    """An ``unbind`` output whose memory changed in place (even under no_grad) cannot be
+    re-derived: PyTorch's error at each use, not at the change."""
+    a = dt.ones(3, requires_grad=True).clone()
+    v = a.unbind(0)[0]
+    with dt.no_grad():
+        v.mul_(2)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view and its base or another view"):
+            v * 2
+    w = a.unbind(0)[1]
+    (w * 2).backward()  # (a fresh output is fine)

@@ -36,7 +36,7 @@ import numpy as np
 from ...kernels.fma import fma
 from ...kernels.threads import parallel_over
 
-__all__ = ["FILTER_TAPS", "antialias_taps", "resize_uint8"]
+__all__ = ["FILTER_TAPS", "antialias_gather", "antialias_taps", "resize_uint8"]
 
 #: taps of each mode's filter when not stretched
 FILTER_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}
@@ -115,15 +115,22 @@ def antialias_windows(
     return first, count, weights
 
 
-def resize_uint8(
-    a: np.ndarray, axis: int, out: int, mode: str, scale: float | None, align_corners: bool
-) -> np.ndarray:
-    """Resize axis ``axis`` of a uint8 array to ``out`` positions in fixed point: the float64
-    weights scaled by ``2**bits`` and rounded to int16 (``bits`` as large as the largest weight
+def antialias_gather(
+    size: int, out: int, mode: str, scale: float | None, align_corners: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(indices, weights)``, both ``(out, width)``, of anti-aliased resizing in float64 (the
+    weights :func:`resize_uint8` rounds to fixed point)."""
+    first, _, weights = antialias_windows(size, out, mode, scale, align_corners, np.float64)
+    return np.minimum(first[:, None] + np.arange(weights.shape[1]), size - 1), weights
+
+
+def resize_uint8(a: np.ndarray, axis: int, indices: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Resize axis ``axis`` of a uint8 array to ``len(indices)`` positions in fixed point,
+    output ``i`` reading ``a`` at ``indices[i]`` with float64 ``weights[i]``: the weights
+    scaled by ``2**bits`` and rounded to int16 (``bits`` as large as the largest weight
     allows), each output the integer sum of its taps, plus a half, shifted back and clamped
     to 0-255."""
-    size = a.shape[axis]
-    first, _, weights = antialias_windows(size, out, mode, scale, align_corners, np.float64)
+    out = len(indices)
     bits = 0
     while bits < 22 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
         bits += 1
@@ -139,7 +146,7 @@ def resize_uint8(
         src = a[index].astype(np.int32)
         total = np.full(result[index].shape, 1 << (bits - 1), np.int32)
         for t in range(fixed.shape[1]):
-            taken = np.take(src, np.minimum(first + t, size - 1), axis=axis)
+            taken = np.take(src, indices[:, t], axis=axis)
             total += taken * fixed[:, t].reshape(view)
         np.clip(total >> bits, 0, 255, out=total)
         result[index] = total

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from ... import _native_warnings
+from ..._dtype import scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.function import named_node
-from ._antialias import antialias_taps, resize_uint8
+from ._antialias import antialias_gather, antialias_taps, resize_uint8
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -188,6 +189,8 @@ def interpolate(
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[d - 1](input, sizes)
     if antialias:
         return _antialiased(input, sizes, mode, scales, bool(align_corners))
+    if input._data.dtype.kind in "biu":
+        return _resized_integers(input, sizes, mode, scales, bool(align_corners))
     out = input
     for i in range(d):
         if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic":
@@ -198,16 +201,69 @@ def interpolate(
     return named_node(out, f"Upsample{_NODE_OF_MODE[mode]}{d}DBackward0")  # PyTorch's kernel's node
 
 
+#: the kernel PyTorch names when a mode has no loop for an integer or bool input (uint8
+#: has nearest, nearest-exact, bilinear and bicubic)
+_INTEGER_KERNEL = {
+    "nearest": "compute_indices_weights_nearest",
+    "nearest-exact": "compute_indices_weights_nearest",
+    "linear": "compute_indices_weights_linear",
+    "trilinear": "compute_indices_weights_linear",
+    "bilinear": "upsample_bilinear2d_channels_last",
+    "bicubic": "compute_indices_weights_cubic",
+}
+
+
+def _resized_integers(input: Tensor, sizes: tuple, mode: str, scales: tuple, align_corners: bool) -> Tensor:
+    """Resizing of an integer or bool input, which PyTorch's CPU kernels take only as uint8
+    and in the nearest, bilinear and bicubic modes: nearest reads its source pixel, bilinear
+    and bicubic sum their taps in fixed point (:func:`._antialias.resize_uint8`), the width
+    first, the height then, each rounded to uint8 (bilinear is PyTorch's bitwise, bicubic
+    within one unit at a few pixels)."""
+    dtype = input._data.dtype
+    if dtype != np.uint8 or mode not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        kernel = _INTEGER_KERNEL[mode]
+        if mode == "nearest" and input.ndim == 4:
+            kernel = "upsample_nearest2d_channels_last"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
+    if mode.startswith("nearest"):
+        out = input
+        for i in range(input.ndim - 2):
+            if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0):
+                (index, _), *_ = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], align_corners)
+                out = Tensor._make(np.take(out._data, index, axis=2 + i))
+        return out if out is not input else input.clone()
+
+    def gather(size: int, out: int, scale: float | None) -> tuple:
+        taps = _axis_taps(size, out, mode, scale, align_corners)
+        return tuple(np.stack([np.broadcast_to(t[k], (out,)) for t in taps], 1) for k in (0, 1))
+
+    return _resized_uint8(input, sizes, scales, gather, every_axis=mode == "bicubic")
+
+
+def _resized_uint8(
+    input: Tensor, sizes: tuple, scales: tuple, gather: Any, every_axis: bool = False
+) -> Tensor:
+    """``(N, C, H, W)`` uint8 resized in fixed point, the width then the height, each axis
+    whose size changes (or ``every_axis``), with the taps ``gather(size, out, scale)`` gives
+    as ``(indices, weights)``; no gradient."""
+    data = input._data
+    for axis in (3, 2):
+        if sizes[axis - 2] != data.shape[axis] or every_axis:
+            data = resize_uint8(data, axis, *gather(data.shape[axis], sizes[axis - 2], scales[axis - 2]))
+    return Tensor._make(data if data is not input._data else data.copy())
+
+
 def _antialiased(input: Tensor, sizes: tuple, mode: str, scales: tuple, align_corners: bool) -> Tensor:
     """Anti-aliased resizing of ``(N, C, H, W)``: the width, then the height (PyTorch's
     order, which decides the float rounding), each only if its size changes."""
     dtype = input._data.dtype
     if dtype == np.uint8:  # fixed point; no gradient
-        data = input._data
-        for axis in (3, 2):
-            if sizes[axis - 2] != data.shape[axis]:
-                data = resize_uint8(data, axis, sizes[axis - 2], mode, scales[axis - 2], align_corners)
-        return Tensor._make(data if data is not input._data else data.copy())
+        return _resized_uint8(
+            input,
+            sizes,
+            scales,
+            lambda size, out, scale: antialias_gather(size, out, mode, scale, align_corners),
+        )
     if dtype not in (np.float32, np.float64):
         raise NotImplementedError(
             f"\"compute_index_ranges_weights\" not implemented for '{input.dtype.scalar_name}'"

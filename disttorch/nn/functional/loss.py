@@ -415,6 +415,8 @@ def cross_entropy(
     if label_smoothing > 1.0:  # (PyTorch checks only this end: a negative value smooths nothing)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     probabilities = target.shape == input.shape and target._data.dtype.kind in "fV"
+    if not input.ndim:
+        _refuse_scalar_input(input, target)
     _check_class_weight(weight, input, target, "cross_entropy: " if probabilities else "")
     if probabilities and target.dtype != input.dtype:  # PyTorch's product promotes them
         dtype = promote_types(input.dtype, target.dtype)
@@ -432,6 +434,18 @@ def cross_entropy(
     if target._data.dtype.kind in "iub":
         _refuse_weight_grad(weight)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _refuse_scalar_input(input: Tensor, target: Tensor) -> None:
+    """PyTorch's errors for a 0-d ``input`` (it has no class dim 1): a target of its shape is
+    probabilities, which must be floating point; else the log-softmax over dim 1 fails."""
+    if target.shape == input.shape:
+        if target._data.dtype.kind not in "fVc":
+            raise RuntimeError(
+                f"Expected floating point type for target with class probabilities, got {target.dtype.scalar_name}"
+            )
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 
 
 def _smoothed(

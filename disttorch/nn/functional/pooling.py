@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._dtype import scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
@@ -611,7 +612,15 @@ class AdaptiveAvgPoolNd(Function):
         return gx[0], None
 
 
+#: the CPU kernel PyTorch names when adaptive average pooling gets an integer or bool input
+_ADAPTIVE_AVG_KERNEL = {1: "adaptive_avg_pool2d", 2: "adaptive_avg_pool2d", 3: "adaptive_avg_pool3d_cpu"}
+
+
 def _check_adaptive(x: np.ndarray, d: int, name: str) -> None:
+    if name.startswith("adaptive_avg") and x.dtype.kind in "biu":
+        raise NotImplementedError(
+            f"\"{_ADAPTIVE_AVG_KERNEL[d]}\" not implemented for '{scalar_type_name(x.dtype)}'"
+        )
     if x.ndim not in (d + 1, d + 2):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(x.shape)}")
     if any(s == 0 for s in x.shape[-d:]):
