@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import compiled, njit
+from .jit import compiled
+from .tensor_iterator import dim_order
 from .threads import get_num_threads
 
-__all__ = ["torch_sum", "whole_sum"]
+__all__ = ["dims_sum", "torch_sum", "whole_sum"]
 
 GRAIN = 32768  # PyTorch's at::internal::GRAIN_SIZE
 _VECTOR_BYTES = 32
@@ -65,13 +66,115 @@ def torch_sum(x: np.ndarray, threads: int) -> np.generic:
     return _piece(partial)
 
 
+def dims_sum(x: np.ndarray, dims: tuple, threads: int) -> np.ndarray | None:
+    """The sum of the float32/float64 ``x`` over ``dims`` (the reduced dims kept as size 1),
+    each output element added as PyTorch's CPU kernel adds it with ``threads`` threads, or
+    None without numba (then NumPy's order is the caller's) or where another path applies
+    (a flipped view, an empty tensor, no dim of size above 1 reduced).
+
+    PyTorch's ``TensorIterator`` puts the reduced dims innermost (by stride), the kept ones
+    outside them in the result's (row-major) order, merges neighbours that are one run, and
+    hands its 2-D loop the first two dims once per index of the others (the innermost
+    fastest); the loop adds its sums into the result. The loop takes one of four branches:
+    a contiguous reduced dim as vectors (:func:`torch_sum_loops.inner_row` per row), a
+    contiguous kept dim as columns side by side, else element by element along the smaller
+    stride or across it. With several threads from ``GRAIN`` elements on, the outermost kept
+    dim of at least ``threads`` entries is cut into one range per thread (to 128 bytes where
+    it is contiguous), which moves the column blocks of the scalar branch."""
+    loops = compiled(_load_loops)
+    if loops is None or x.dtype not in _CASCADED or not x.size or any(s < 0 for s in x.strides):
+        return None
+    if any(s % x.itemsize for s in x.strides):
+        return None
+    layout = _iterator(x, dims)
+    if layout is None:
+        return None
+    sizes, strides, ostrides, out_shape = layout
+    out = np.zeros(out_shape, x.dtype)
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        buf = x.ravel(order="K")  # (a view: its first element is x's first)
+    else:
+        span = 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
+        buf = np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,), writeable=False)
+    pad = [0] * (2 - len(sizes))  # a 1-D iterator: one row
+    sizes, strides, ostrides = sizes + [1] * len(pad), strides + pad, ostrides + pad
+    offsets, outs = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for n, s, o in zip(sizes[:1:-1], strides[:1:-1], ostrides[:1:-1]):  # outermost first
+        offsets = (offsets[:, None] + np.arange(n) * s).reshape(-1)
+        outs = (outs[:, None] + np.arange(n) * o).reshape(-1)
+    lanes = _VECTOR_BYTES // x.itemsize
+    flat = out.reshape(-1)
+    cuts = [(0, sizes[1])]
+    if threads > 1 and x.size >= GRAIN and flat.size > 1:
+        cuts = _thread_cuts(sizes, strides, ostrides, threads, 128 // x.itemsize)
+    for begin, end in cuts:
+        if strides[0] == 1 and sizes[0] >= lanes:
+            mode = loops.INNER_VECTOR
+        elif strides[1] == 1 and end - begin >= lanes:
+            mode = loops.OUTER_VECTOR
+        else:
+            mode = loops.INNER_SCALAR if strides[0] < strides[1] else loops.OUTER_SCALAR
+        loops.dims_sum(
+            buf, offsets + begin * strides[1], outs + begin * ostrides[1], mode,
+            sizes[0], strides[0], end - begin, strides[1], ostrides[1], lanes, flat,
+        )  # fmt: skip
+    return out
+
+
+def _iterator(x: np.ndarray, dims: tuple) -> tuple | None:
+    """PyTorch's reduction ``TensorIterator`` over ``x``: its dims innermost first (sizes,
+    input strides in elements, result strides: 0 where reduced), and the result's shape
+    (the reduced dims kept as 1); None when no dim of size above 1 is reduced."""
+    strides = [s // x.itemsize for s in x.strides]
+    out_shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
+    out_strides = np.empty(out_shape, np.int8).strides
+    reduced = [d for d in dims if x.shape[d] != 1]
+    if not reduced:
+        return None
+    by_stride = dim_order(tuple(x.shape[d] for d in reduced), tuple(strides[d] for d in reduced))
+    order = [reduced[i] for i in reversed(by_stride)]
+    order += [d for d in reversed(range(x.ndim)) if d not in dims and x.shape[d] != 1]
+    sizes, istr, ostr = [], [], []
+    for d in order:
+        n, s, o = x.shape[d], strides[d], out_strides[d] if d not in dims else 0
+        if sizes and sizes[-1] * istr[-1] == s and sizes[-1] * ostr[-1] == o:
+            sizes[-1] *= n
+        else:
+            sizes.append(n), istr.append(s), ostr.append(o)
+    return sizes, istr, ostr, out_shape
+
+
+def _thread_cuts(sizes: list, strides: list, ostrides: list, threads: int, line: int) -> list:
+    """The ranges of the iterator's dim 1 the threads sum apart when PyTorch splits the work
+    over that dim (``parallel_dim_reduction``: ``ceil(n / threads)`` entries each, their ends
+    rounded down to a cache ``line`` of entries where the dim is contiguous), else its whole
+    range (a cut of another dim leaves every output element's order as it is)."""
+    split = len(sizes) - 1
+    for d in range(len(sizes) - 1, -1, -1):
+        if not ostrides[d]:
+            break
+        if sizes[d] >= threads:
+            split = d
+            break
+        if sizes[d] > sizes[split]:
+            split = d
+    n = sizes[1]
+    if split != 1:
+        return [(0, n)]
+    chunk = -(-n // min(threads, n))
+    cuts = [(b, min(b + chunk, n)) for b in range(0, n, chunk)]
+    if strides[1] == 1:
+        cuts = [(b - b % line, e if e == n else e - e % line) for b, e in cuts]
+    return [(b, e) for b, e in cuts if b != e]
+
+
 def _piece(flat: np.ndarray) -> np.generic:
     """One thread's sum (compiled when numba is installed)."""
-    loop = compiled(_compile)
-    if loop is not None:
+    loops = compiled(_load_loops)
+    if loops is not None:
         lanes = _VECTOR_BYTES // flat.itemsize
-        lanes = lanes if flat.size >= lanes else 1
-        return loop(flat, lanes, _power(flat.size // lanes // _ROW))[0]
+        acc = np.empty(_ROW * _ROW * lanes, flat.dtype)
+        return flat.dtype.type(loops.inner_row(flat, 0, flat.size, lanes if flat.size >= lanes else 1, acc))
     with np.errstate(over="ignore", invalid="ignore"):
         return _numpy_piece(flat)
 
@@ -130,54 +233,7 @@ def _in_order(values: np.ndarray, start: np.ndarray) -> np.ndarray:
     return total
 
 
-def _compile() -> object:
-    """The compiled form of :func:`_numpy_piece`: ``piece(flat, lanes, power)`` (lanes 1 for
-    an array shorter than a vector; ``power`` from :func:`_power`) gives a 1-element array
-    holding the sum (each addition rounded in ``flat``'s dtype)."""
-    jit = njit(contract=False)
+def _load_loops() -> object:
+    from . import torch_sum_loops
 
-    @jit
-    def piece(x, lanes, power):  # pragma: no cover - compiled
-        n = x.size
-        whole = n // lanes
-        rows = whole // 4
-        width = 4 * lanes
-        step = 1 << power
-        mask = step - 1
-        acc = np.zeros((4, width), x.dtype)
-        a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
-        i = 0
-        while i + step <= rows:
-            for _ in range(step):
-                row = x[i * width : (i + 1) * width]
-                for k in range(width):
-                    a0[k] += row[k]
-                i += 1
-            for j in range(1, 4):
-                lower, upper = acc[j - 1], acc[j]
-                for k in range(width):
-                    upper[k] += lower[k]
-                    lower[k] = 0
-                if i & (mask << (j * power)):
-                    break
-        while i < rows:
-            row = x[i * width : (i + 1) * width]
-            for k in range(width):
-                a0[k] += row[k]
-            i += 1
-        for k in range(width):
-            a0[k] = ((a0[k] + a1[k]) + a2[k]) + a3[k]
-        for v in range(rows * 4, whole):
-            for k in range(lanes):
-                a0[k] += x[v * lanes + k]
-        for r in range(1, 4):
-            for k in range(lanes):
-                a0[k] += a0[r * lanes + k]
-        total = np.zeros(1, x.dtype)
-        for k in range(whole * lanes, n):
-            total[0] += x[k]
-        for k in range(lanes):
-            total[0] += a0[k]
-        return total
-
-    return piece
+    return torch_sum_loops

@@ -26,7 +26,7 @@ from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ..kernels.threads import get_num_threads
-from ..kernels.torch_sum import GRAIN, whole_sum
+from ..kernels.torch_sum import GRAIN, dims_sum, whole_sum
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
@@ -168,10 +168,15 @@ def _total(x: np.ndarray, dims: tuple | None, dtype: Any, keepdim: bool) -> np.n
     """The sum of ``x`` over ``dims`` in ``dtype`` (None: ``x``'s). Every element of a dense
     float32 or float64 array summed in its own dtype: in PyTorch's order
     (``kernels/torch_sum.py``), so a printed sum or mean has its bits; otherwise NumPy's."""
-    if (dims is None or len(set(dims)) == x.ndim) and (dtype is None or np.dtype(dtype) == x.dtype):
-        total = whole_sum(x)
-        if total is not None:
-            return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
+    if dtype is None or np.dtype(dtype) == x.dtype:
+        if dims is None or len(set(dims)) == x.ndim:
+            total = whole_sum(x)
+            if total is not None:
+                return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
+        else:
+            out = dims_sum(x, dims, get_num_threads())
+            if out is not None:
+                return _shaped(out, x.shape, dims, keepdim)
     return add_reduce(x, dims, dtype, keepdim)
 
 
