@@ -25,13 +25,15 @@ else by NumPy passes over blocks of rows: both give the same bits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .jit import compiled
 from .tensor_iterator import dim_order
-from .threads import get_num_threads
+from .threads import get_num_threads, parallel_for
 
-__all__ = ["dims_sum", "torch_sum", "whole_sum"]
+__all__ = ["dims_sum", "reduction_walk", "torch_sum", "walk_offsets", "whole_sum"]
 
 GRAIN = 32768  # PyTorch's at::internal::GRAIN_SIZE
 _VECTOR_BYTES = 32
@@ -44,10 +46,21 @@ _CASCADED = (np.dtype(np.float32), np.dtype(np.float64))
 
 def whole_sum(x: np.ndarray) -> np.generic | None:
     """The sum of every element of ``x`` in PyTorch's order with the op threads' count, or
-    None where that order is not followed (not float32/float64, or not one dense block)."""
-    if x.dtype in _CASCADED and (x.flags.c_contiguous or x.flags.f_contiguous):
-        return torch_sum(x, get_num_threads())
-    return None
+    None where that order is not followed (not float32/float64; a strided tensor of
+    ``GRAIN`` elements or more with several threads; without numba, any strided tensor).
+    A dense tensor in any dim order is one run in memory; a strided one (a slice) goes
+    through the loops of :func:`dims_sum`, as PyTorch's iterator hands them its dims."""
+    if x.dtype not in _CASCADED:
+        return None
+    threads = get_num_threads()
+    walk = reduction_walk(x, tuple(range(x.ndim)))
+    if walk is None:  # one element, none, or a flipped view
+        return torch_sum(x, threads) if x.flags.c_contiguous or x.flags.f_contiguous else None
+    buf, sizes, strides = walk[:3]
+    if len(sizes) == 1 and strides[0] == 1:
+        return torch_sum(buf, threads)
+    out = dims_sum(x, tuple(range(x.ndim)), threads) if threads == 1 or x.size < GRAIN else None
+    return None if out is None else out.reshape(())[()]
 
 
 def torch_sum(x: np.ndarray, threads: int) -> np.generic:
@@ -82,26 +95,14 @@ def dims_sum(x: np.ndarray, dims: tuple, threads: int) -> np.ndarray | None:
     dim of at least ``threads`` entries is cut into one range per thread (to 128 bytes where
     it is contiguous), which moves the column blocks of the scalar branch."""
     loops = compiled(_load_loops)
-    if loops is None or x.dtype not in _CASCADED or not x.size or any(s < 0 for s in x.strides):
+    walk = reduction_walk(x, dims) if loops is not None and x.dtype in _CASCADED else None
+    if walk is None:
         return None
-    if any(s % x.itemsize for s in x.strides):
-        return None
-    layout = _iterator(x, dims)
-    if layout is None:
-        return None
-    sizes, strides, ostrides, out_shape = layout
+    buf, sizes, strides, ostrides, out_shape = walk
     out = np.zeros(out_shape, x.dtype)
-    if x.flags.c_contiguous or x.flags.f_contiguous:
-        buf = x.ravel(order="K")  # (a view: its first element is x's first)
-    else:
-        span = 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
-        buf = np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,), writeable=False)
     pad = [0] * (2 - len(sizes))  # a 1-D iterator: one row
     sizes, strides, ostrides = sizes + [1] * len(pad), strides + pad, ostrides + pad
-    offsets, outs = np.zeros(1, np.int64), np.zeros(1, np.int64)
-    for n, s, o in zip(sizes[:1:-1], strides[:1:-1], ostrides[:1:-1]):  # outermost first
-        offsets = (offsets[:, None] + np.arange(n) * s).reshape(-1)
-        outs = (outs[:, None] + np.arange(n) * o).reshape(-1)
+    offsets, outs = walk_offsets(sizes[2:], strides[2:], ostrides[2:])
     lanes = _VECTOR_BYTES // x.itemsize
     flat = out.reshape(-1)
     cuts = [(0, sizes[1])]
@@ -109,22 +110,52 @@ def dims_sum(x: np.ndarray, dims: tuple, threads: int) -> np.ndarray | None:
         cuts = _thread_cuts(sizes, strides, ostrides, threads, 128 // x.itemsize)
     for begin, end in cuts:
         if strides[0] == 1 and sizes[0] >= lanes:
-            mode = loops.INNER_VECTOR
+            mode, unit = loops.INNER_VECTOR, 1
         elif strides[1] == 1 and end - begin >= lanes:
-            mode = loops.OUTER_VECTOR
+            mode, unit = loops.OUTER_VECTOR, 4 * lanes
         else:
             mode = loops.INNER_SCALAR if strides[0] < strides[1] else loops.OUTER_SCALAR
-        loops.dims_sum(
-            buf, offsets + begin * strides[1], outs + begin * ostrides[1], mode,
-            sizes[0], strides[0], end - begin, strides[1], ostrides[1], lanes, flat,
-        )  # fmt: skip
+            unit = 1 if mode == loops.INNER_SCALAR else 4
+
+        def run(
+            first: int, last: int, by_outer: bool, begin: int = begin, end: int = end, mode: int = mode
+        ) -> None:
+            at, stop = (begin, end) if by_outer else (begin + first, begin + last)
+            part = slice(first, last) if by_outer else slice(None)
+            loops.dims_sum(
+                buf, offsets[part] + at * strides[1], outs[part] + at * ostrides[1], mode,
+                sizes[0], strides[0], stop - at, strides[1], ostrides[1], lanes, flat,
+            )  # fmt: skip
+
+        _share(run, offsets.size, end - begin, unit, all(ostrides[2:]), ostrides[1] != 0, x.size)
     return out
 
 
-def _iterator(x: np.ndarray, dims: tuple) -> tuple | None:
-    """PyTorch's reduction ``TensorIterator`` over ``x``: its dims innermost first (sizes,
-    input strides in elements, result strides: 0 where reduced), and the result's shape
-    (the reduced dims kept as 1); None when no dim of size above 1 is reduced."""
+def _share(
+    run: Callable, outer: int, cols: int, unit: int, outer_kept: bool, cols_kept: bool, work: int
+) -> None:
+    """``run(first, last, by_outer)`` over the op's threads, each output element summed whole
+    by one (so the bits do not depend on how many): ranges of the outer iterations when
+    those are all kept dims, else of the 2-D loop's kept columns cut at multiples of ``unit``
+    (its blocks of columns side by side), else on this thread."""
+    if outer > 1 and outer_kept:
+        parallel_for(outer, lambda a, b: run(a, b, True), work)
+    elif cols_kept:
+        blocks = -(-cols // unit)
+        parallel_for(blocks, lambda a, b: run(a * unit, min(b * unit, cols), False), work)
+    else:
+        run(0, cols, False)
+
+
+def reduction_walk(x: np.ndarray, dims: tuple) -> tuple | None:
+    """How PyTorch's reduction ``TensorIterator`` walks ``x`` to reduce ``dims``: ``(buf,
+    sizes, strides, out_strides, out_shape)``, its dims innermost first (the reduced ones
+    first, by stride, then the kept ones in the result's row-major order; neighbours that are
+    one run merged), with ``x``'s strides in elements from its first element in the flat view
+    ``buf`` and the result's (0 where reduced), and the result's shape (reduced dims kept as
+    1). None for an empty or flipped ``x``, or no reduced dim of size above 1."""
+    if not x.size or any(s < 0 or s % x.itemsize for s in x.strides):
+        return None
     strides = [s // x.itemsize for s in x.strides]
     out_shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
     out_strides = np.empty(out_shape, np.int8).strides
@@ -141,7 +172,22 @@ def _iterator(x: np.ndarray, dims: tuple) -> tuple | None:
             sizes[-1] *= n
         else:
             sizes.append(n), istr.append(s), ostr.append(o)
-    return sizes, istr, ostr, out_shape
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        buf = x.ravel(order="K")  # (a view: its first element is x's first)
+    else:
+        span = 1 + sum((n - 1) * s for n, s in zip(sizes, istr))
+        buf = np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,), writeable=False)
+    return buf, sizes, istr, ostr, out_shape
+
+
+def walk_offsets(sizes: list, strides: list, out_strides: list) -> tuple:
+    """The offsets in ``x`` and in the result of each index of these iterator dims (innermost
+    first), in the iterator's order: the innermost dim fastest."""
+    offsets, outs = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for n, s, o in zip(sizes[::-1], strides[::-1], out_strides[::-1]):  # outermost first
+        offsets = (offsets[:, None] + np.arange(n) * s).reshape(-1)
+        outs = (outs[:, None] + np.arange(n) * o).reshape(-1)
+    return offsets, outs
 
 
 def _thread_cuts(sizes: list, strides: list, ostrides: list, threads: int, line: int) -> list:

@@ -26,7 +26,8 @@ from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ..kernels.threads import get_num_threads
-from ..kernels.torch_sum import GRAIN, dims_sum, whole_sum
+from ..kernels.torch_sum import dims_sum, whole_sum
+from ..kernels.torch_var import dims_var, squared_deviations
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
@@ -624,19 +625,11 @@ def _to_one(shape: tuple, dims: tuple | None) -> bool:
 def _whole_variance(x: np.ndarray, correction: Any) -> np.float64:
     """The variance of every element of a float32 or float64 ``x`` as PyTorch's CPU kernel
     for a reduction to one element computes it: the mean in ``x``'s dtype (its ``mean()``),
-    then the squared deviations summed in float64, in order within each thread's piece (from
-    ``GRAIN`` elements on, one contiguous piece per thread), the pieces' sums in order;
+    then the squared deviations summed in float64 (``kernels.torch_var.squared_deviations``),
     divided by ``n - correction`` (inf, or nan for constant input, when not positive)."""
     mean = np.float64(_total(x, None, None, False) / x.dtype.type(x.size))
-    flat = x.ravel(order="K")
-    n, threads = flat.size, get_num_threads()
-    pieces = builtins.min(threads, -(-n // GRAIN)) if n > GRAIN else 1
-    size = -(-n // pieces)
-    total = np.float64(0)
-    for start in range(0, n, size):
-        centred = flat[start : start + size].astype(np.float64) - mean
-        total += np.add.accumulate(centred * centred)[-1]
-    return total / np.float64(builtins.max(0, n - correction))
+    total = squared_deviations(x, mean, get_num_threads())
+    return total / np.float64(builtins.max(0, x.size - correction))
 
 
 class Var(Function):
@@ -654,6 +647,8 @@ class Var(Function):
                 whole = _whole_variance(x, correction)
                 shape = _kept_shape(x.shape, dims) if keepdim else _reduced_shape(x.shape, dims)
                 out = np.full(shape, np.sqrt(whole) if cls.take_sqrt else whole, x.dtype)
+            elif (welford := dims_var(x, dims, correction, cls.take_sqrt)) is not None:
+                out = _shaped(welford, x.shape, dims, keepdim)
             else:
                 out = _variance(x, dims, n) if x.dtype.kind == "f" else np.var(x, axis=dims, keepdims=True)
                 out = _shaped(np.asarray(out), x.shape, dims, keepdim)
