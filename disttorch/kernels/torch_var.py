@@ -23,10 +23,11 @@ from .torch_sum import GRAIN, reduction_walk, walk_offsets
 __all__ = ["dims_var", "squared_deviations"]
 
 
-def dims_var(x: np.ndarray, dims: tuple, correction: float, take_sqrt: bool) -> np.ndarray | None:
-    """The variance of ``x`` over ``dims`` with ``correction`` (or the standard deviation, with
-    ``take_sqrt``), the reduced dims kept as size 1, as PyTorch's CPU kernel computes it; None
-    without numba, for other dtypes, or where :func:`reduction_walk` finds no walk."""
+def dims_var(x: np.ndarray, dims: tuple, correction: float, take_sqrt: bool) -> tuple | None:
+    """``(variance, mean)`` of ``x`` over ``dims`` with ``correction`` (the standard deviation
+    with ``take_sqrt``), the reduced dims kept as size 1, as PyTorch's CPU kernel computes them
+    (its ``var_mean`` returns that Welford mean, which can differ from ``mean()`` by an ulp);
+    None without numba, for other dtypes, or where :func:`reduction_walk` finds no walk."""
     loops = compiled(_load_loops)
     if loops is None or x.dtype not in (np.float32, np.float64):
         return None
@@ -37,14 +38,14 @@ def dims_var(x: np.ndarray, dims: tuple, correction: float, take_sqrt: bool) -> 
     reduced = sum(1 for o in ostrides if o == 0)  # (the first dims)
     steps, _ = walk_offsets(sizes[:reduced], strides[:reduced], ostrides[:reduced])
     bases, outs = walk_offsets(sizes[reduced:], strides[reduced:], ostrides[reduced:])
-    out = np.empty(out_shape, x.dtype)
-    flat, correction, take_sqrt = out.reshape(-1), float(correction), bool(take_sqrt)
+    out, mean = np.empty(out_shape, x.dtype), np.empty(out_shape, x.dtype)
+    flat, means, correction, take_sqrt = out.reshape(-1), mean.reshape(-1), float(correction), bool(take_sqrt)
 
     def part(first: int, last: int) -> None:  # (each output element whole on one thread)
-        loops.welford(buf, bases[first:last], outs[first:last], steps, correction, take_sqrt, flat)
+        loops.welford(buf, bases[first:last], outs[first:last], steps, correction, take_sqrt, flat, means)
 
     parallel_for(bases.size, part, x.size)
-    return out
+    return out, mean
 
 
 def squared_deviations(x: np.ndarray, mean: np.float64, threads: int) -> np.float64:

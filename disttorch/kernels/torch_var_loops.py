@@ -15,11 +15,11 @@ __all__ = ["welford"]
 
 
 @njit(contract=False)
-def welford(buf, bases, outs, steps, correction, take_sqrt, out):  # pragma: no cover - compiled
+def welford(buf, bases, outs, steps, correction, take_sqrt, out, means):  # pragma: no cover - compiled
     """For each ``t``: the elements ``buf[bases[t] + steps[i]]`` in order of ``i``, one Welford
     step each in float64 (``delta = x - mean; mean += delta / n; m2 += delta * (x - mean)``);
     ``out[outs[t]] = m2 / (n - correction)`` (divided by 0 when not positive), or its square
-    root, rounded once to ``out``'s dtype."""
+    root, and ``means[outs[t]] = mean``, each rounded once to the arrays' dtype."""
     for t in range(bases.size):
         base = bases[t]
         mean = 0.0
@@ -32,3 +32,4 @@ def welford(buf, bases, outs, steps, correction, take_sqrt, out):  # pragma: no 
         n = float(steps.size)
         var = m2 / (n - correction if n > correction else 0.0)
         out[outs[t]] = math.sqrt(var) if take_sqrt else var
+        means[outs[t]] = mean

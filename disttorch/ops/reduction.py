@@ -210,7 +210,9 @@ class Mean(Function):
     _backward_saves = _reduction_fields
 
     @staticmethod
-    def forward(ctx, a, dims, keepdim, dtype):
+    def forward(ctx, a, dims, keepdim, dtype, welford=False):
+        """``welford``: over some dims, the mean PyTorch's ``var_mean`` gives (its Welford
+        kernel's, ``kernels.torch_var``) where that kernel applies."""
         x = a._data
         if x.dtype.kind not in "fVc" and dtype is None:
             raise RuntimeError(
@@ -225,6 +227,10 @@ class Mean(Function):
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
+        if welford and dtype is None and not _to_one(x.shape, dims):
+            moments = dims_var(x, dims, 0, False)
+            if moments is not None:
+                return _shaped(moments[1], x.shape, dims, keepdim)
         total = _total(x, dims, dtype.numpy if dtype is not None else None, keepdim)
         if n == 0:
             return np.full(np.shape(total), np.nan, dtype=total.dtype)
@@ -235,6 +241,7 @@ class Mean(Function):
         n = _count(ctx.shape, ctx.dims)
         return (
             _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim, np.float64(1 / n) if n else np.nan),
+            None,
             None,
             None,
             None,
@@ -648,7 +655,7 @@ class Var(Function):
                 shape = _kept_shape(x.shape, dims) if keepdim else _reduced_shape(x.shape, dims)
                 out = np.full(shape, np.sqrt(whole) if cls.take_sqrt else whole, x.dtype)
             elif (welford := dims_var(x, dims, correction, cls.take_sqrt)) is not None:
-                out = _shaped(welford, x.shape, dims, keepdim)
+                out = _shaped(welford[0], x.shape, dims, keepdim)
             else:
                 out = _variance(x, dims, n) if x.dtype.kind == "f" else np.var(x, axis=dims, keepdims=True)
                 out = _shaped(np.asarray(out), x.shape, dims, keepdim)
@@ -743,7 +750,10 @@ def var_mean(
     dim, c = _correction(dim, unbiased, correction)
     if isinstance(input, Tensor):
         _float_dtype_check("var_mean", input._data)
-    out = _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = (
+        _spread(Var, "var_mean", input, dim, keepdim, c),
+        _reduce(Mean, input, dim, bool(keepdim), None, True),
+    )
     return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
@@ -759,7 +769,10 @@ def std_mean(
     dim, c = _correction(dim, unbiased, correction)
     if isinstance(input, Tensor):
         _float_dtype_check("std_mean", input._data)
-    out = _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = (
+        _spread(Std, "std_mean", input, dim, keepdim, c),
+        _reduce(Mean, input, dim, bool(keepdim), None, True),
+    )
     return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
