@@ -88,6 +88,19 @@ def test_sums_and_means_over_dims_have_pytorchs_bits(torch, threads):
             assert kept.shape == tuple(t.sum(dims, keepdim=True).shape)
 
 
+def test_16_bit_sums_and_means_over_dims_have_pytorchs_bits(torch, threads):
+    """float16/bfloat16 accumulate in float32 (in its order) and round once, as PyTorch's."""
+    threads(1)
+    rng = np.random.default_rng(15)
+    for shape, dims in (((64, 768), (-1,)), ((2000, 64), (0,)), ((16, 12, 7, 7), (0, 2, 3))):
+        a = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+        for low in ("float16", "bfloat16"):
+            d, t = dt.from_numpy(a).to(getattr(dt, low)), torch.from_numpy(a).to(getattr(torch, low))
+            for op in ("sum", "mean"):
+                got, want = getattr(d, op)(dims).float().numpy(), getattr(t, op)(dims).float().numpy()
+                np.testing.assert_array_equal(got, want, err_msg=f"{op} {low} {shape} {dims}")
+
+
 def test_var_std_and_var_mean_over_dims_have_pytorchs_bits(torch, threads):
     """PyTorch's Welford kernel (float64, the elements in its iterator's order), and the mean
     ``var_mean`` returns from it."""
