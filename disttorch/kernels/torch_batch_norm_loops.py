@@ -1,0 +1,75 @@
+"""Compiled loops of :mod:`disttorch.kernels.torch_batch_norm` (numba, the ``fast`` extra):
+the same numbers as its NumPy forms, in one pass each. Every float32 operation rounds on its
+own (``njit(contract=False)``); a fused multiply-add is the processor's
+(:func:`.jit_intrinsics.fma32`).
+
+Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import njit
+from .jit_intrinsics import fma32
+
+__all__ = ["affine", "channel_stats", "row_stats"]
+
+
+@njit(contract=False)
+def channel_stats(x3, mean, var_sum):  # pragma: no cover - compiled
+    """Each channel of ``x3`` ``(N, C, M)``: the float64 sum of its elements in memory order,
+    ``mean = float32(sum / count)``, the float64 sum of the float32 ``(x - mean)**2``."""
+    n, c, m = x3.shape
+    for k in range(c):
+        total = 0.0
+        for i in range(n):
+            for j in range(m):
+                total += x3[i, k, j]
+        mk = np.float32(total / (n * m))
+        squares = 0.0
+        for i in range(n):
+            for j in range(m):
+                d = x3[i, k, j] - mk
+                squares += d * d
+        mean[k] = mk
+        var_sum[k] = squares
+
+
+@njit(contract=False)
+def row_stats(rows, chunk, mean, var_sum):  # pragma: no cover - compiled
+    """The channels of ``rows`` ``(N, C)`` side by side: each ``chunk`` of rows added in order
+    into float32 sums (fused squares for the variance), the chunks' sums in order."""
+    n, c = rows.shape
+    acc = np.zeros(c, np.float32)
+    total = np.zeros(c, np.float32)
+    for start in range(0, n, chunk):
+        acc[:] = 0
+        for i in range(start, min(start + chunk, n)):
+            for k in range(c):
+                acc[k] += rows[i, k]
+        for k in range(c):
+            total[k] += acc[k]
+    for k in range(c):
+        mean[k] = total[k] / np.float32(n)
+    total[:] = 0
+    for start in range(0, n, chunk):
+        acc[:] = 0
+        for i in range(start, min(start + chunk, n)):
+            for k in range(c):
+                d = rows[i, k] - mean[k]
+                acc[k] = fma32(d, d, acc[k])
+        for k in range(c):
+            total[k] += acc[k]
+    var_sum[:] = total
+
+
+@njit(contract=False)
+def affine(x3, alpha, beta, out):  # pragma: no cover - compiled
+    """``out = fma(x, alpha, beta)`` per channel of ``(N, C, M)`` arrays."""
+    n, c, m = x3.shape
+    for i in range(n):
+        for k in range(c):
+            a, b = alpha[k], beta[k]
+            for j in range(m):
+                out[i, k, j] = fma32(x3[i, k, j], a, b)
