@@ -6,7 +6,8 @@ kernels for a contiguous ``(N, C, *)`` input compute them (``batch_norm_kernel.c
   ``mean = float32(sum / count)``; ``var_sum`` the float64 sum of the float32 squares
   ``(x - mean)**2``, rounded to float32. Without one (``(N, C)``), the channels side by side
   in float32 vectors: each thread's rows added in order into its own sums (``var_sum`` by
-  fused multiply-adds ``d * d + sum``), the threads' sums in order, ``mean = sum / N``.
+  fused multiply-adds ``d * d + sum``), the threads' sums in order in float64,
+  ``mean = float32(sum / N)``.
 - ``invstd = float32(1 / sqrt(float64(var_sum / count) + eps))``; the running mean
   ``momentum * mean + (1 - momentum) * running`` in float32, the running variance with the
   unbiased ``var_sum / (count - 1)`` added in float64.
@@ -72,20 +73,21 @@ def _row_stats(rows: np.ndarray, threads: int) -> tuple:
     """:func:`train_stats` of ``(N, C)`` rows as PyTorch's channels-side-by-side kernel takes
     them with ``threads`` threads: ``ceil(N / threads)`` rows a thread, each thread's rows
     added in order into its own float32 sums (fused ``d * d + sum`` for the variance), the
-    threads' sums added in order."""
+    threads' sums added in float64."""
     n = rows.shape[0]
     chunk = -(-n // min(threads, n))
-    total, squares = np.zeros(rows.shape[1], _F32), np.zeros(rows.shape[1], _F32)
+    total = np.zeros(rows.shape[1], _F64)
     for start in range(0, n, chunk):
-        total = total + np.add.accumulate(rows[start : start + chunk], axis=0)[-1]
-    mean = total / _F32(n)
+        total += np.add.accumulate(rows[start : start + chunk], axis=0)[-1]
+    mean = (total / n).astype(_F32)
+    total[:] = 0
     for start in range(0, n, chunk):
         acc = np.zeros(rows.shape[1], _F32)
         for row in rows[start : start + chunk]:
             d = row - mean
             acc = _fma(d, d, acc)
-        squares = squares + acc
-    return mean, squares
+        total += acc
+    return mean, total.astype(_F32)
 
 
 def running_update(running_mean, running_var, mean, var_sum, count: int, momentum: float, eps: float):

@@ -39,10 +39,10 @@ def channel_stats(x3, mean, var_sum):  # pragma: no cover - compiled
 @njit(contract=False)
 def row_stats(rows, chunk, mean, var_sum):  # pragma: no cover - compiled
     """The channels of ``rows`` ``(N, C)`` side by side: each ``chunk`` of rows added in order
-    into float32 sums (fused squares for the variance), the chunks' sums in order."""
+    into float32 sums (fused squares for the variance), the chunks' sums added in float64."""
     n, c = rows.shape
     acc = np.zeros(c, np.float32)
-    total = np.zeros(c, np.float32)
+    total = np.zeros(c, np.float64)
     for start in range(0, n, chunk):
         acc[:] = 0
         for i in range(start, min(start + chunk, n)):
@@ -51,7 +51,7 @@ def row_stats(rows, chunk, mean, var_sum):  # pragma: no cover - compiled
         for k in range(c):
             total[k] += acc[k]
     for k in range(c):
-        mean[k] = total[k] / np.float32(n)
+        mean[k] = total[k] / n
     total[:] = 0
     for start in range(0, n, chunk):
         acc[:] = 0
@@ -61,7 +61,8 @@ def row_stats(rows, chunk, mean, var_sum):  # pragma: no cover - compiled
                 acc[k] = fma32(d, d, acc[k])
         for k in range(c):
             total[k] += acc[k]
-    var_sum[:] = total
+    for k in range(c):
+        var_sum[k] = total[k]
 
 
 @njit(contract=False)

@@ -262,7 +262,10 @@ def test_float32_batch_norm_has_pytorchs_bits(torch):
     rng = np.random.default_rng(21)
     before = (dt.get_num_threads(), torch.get_num_threads())
     try:
-        for threads, shapes in ((1, [(16, 6, 9, 9), (64, 10), (3, 4, 5, 6, 2)]), (3, [(32, 8, 15, 15)])):
+        for threads, shapes in (
+            (1, [(16, 6, 9, 9), (64, 10), (3, 4, 5, 6, 2)]),
+            (3, [(32, 8, 15, 15), (100, 12)]),
+        ):
             dt.set_num_threads(threads)
             torch.set_num_threads(threads)
             for shape in shapes:
