@@ -9,21 +9,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from .jit import compiled
 from .threads import astype, get_num_threads, parallel_for
 
 __all__ = ["normalize_rows", "normalize_rows_backward", "layer_norm_backward_16_bit"]
 
 
-def normalize_rows(x: np.ndarray, eps: float) -> tuple:
+def normalize_rows(x: np.ndarray, eps: float, moments: bool = False) -> tuple:
     """``(x̂, rstd)`` normalising each row of ``x`` ``(R, D)``; ``rstd`` is ``(R, 1)``. Each
-    thread writes its rows of both in place (no copies of the parts' results)."""
+    thread writes its rows of both in place (no copies of the parts' results). With
+    ``moments``, a contiguous float32 ``x``'s mean and ``rstd`` are PyTorch's layer norm's
+    (its Welford ``RowwiseMoments``, compiled: ``kernels/torch_layer_norm_loops.py``) where
+    numba is installed; else a BLAS mean and a sum of squares (a unit off in about half the
+    rows)."""
     d = x.shape[1]
     xhat = np.empty(x.shape, dtype=x.dtype)
     rstd = np.empty((x.shape[0], 1), dtype=x.dtype)
     weights = np.full(d, 1.0 / d, dtype=x.dtype)
+    loops = compiled(_load_moments) if moments and x.dtype == np.float32 and x.flags.c_contiguous else None
 
     def rows(start: int, stop: int) -> None:
         xc = xhat[start:stop]
+        if loops is not None:
+            mean = np.empty(stop - start, np.float32)
+            loops.row_moments(x[start:stop], np.float32(eps), mean, rstd[start:stop, 0])
+            np.subtract(x[start:stop], mean[:, None], out=xc)
+            xc *= rstd[start:stop]
+            return
         np.subtract(x[start:stop], (x[start:stop] @ weights)[:, None], out=xc)
         var = np.einsum("ij,ij->i", xc, xc) / d
         np.divide(1.0, np.sqrt(var + eps), out=rstd[start:stop, 0], casting="unsafe")
@@ -31,6 +43,12 @@ def normalize_rows(x: np.ndarray, eps: float) -> tuple:
 
     parallel_for(len(x), rows, work=3 * x.size)  # pays from some 512k elements (2 cores)
     return xhat, rstd
+
+
+def _load_moments() -> object:
+    from . import torch_layer_norm_loops
+
+    return torch_layer_norm_loops
 
 
 def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> np.ndarray:

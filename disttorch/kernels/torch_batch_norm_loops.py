@@ -69,6 +69,11 @@ def row_stats(rows, chunk, mean, var_sum):  # pragma: no cover - compiled
 def affine(x3, alpha, beta, out):  # pragma: no cover - compiled
     """``out = fma(x, alpha, beta)`` per channel of ``(N, C, M)`` arrays."""
     n, c, m = x3.shape
+    if m == 1:  # (rows of channels: the channels innermost)
+        for i in range(n):
+            for k in range(c):
+                out[i, k, 0] = fma32(x3[i, k, 0], alpha[k], beta[k])
+        return
     for i in range(n):
         for k in range(c):
             a, b = alpha[k], beta[k]

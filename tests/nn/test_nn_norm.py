@@ -297,3 +297,26 @@ def test_float32_batch_norm_has_pytorchs_bits(torch):
     finally:
         dt.set_num_threads(before[0])
         torch.set_num_threads(before[1])
+
+
+def test_float32_layer_norm_statistics_have_pytorchs_bits(torch):
+    """Rows of up to two Welford chunks (256 entries, and a scalar tail) get PyTorch's mean and
+    1/std (its RowwiseMoments) and so its output, the affine step fused (needs numba)."""
+    from disttorch.kernels.jit import compiled
+    from disttorch.kernels.norms import _load_moments
+
+    if compiled(_load_moments) is None:
+        pytest.skip("PyTorch's layer-norm moments need numba")
+    rng = np.random.default_rng(22)
+    for d in (5, 77, 128, 256):
+        x = (rng.standard_normal((40, d)) * 3 + 1).astype(np.float32)
+        w, b = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+        got = dt.nn.functional.layer_norm(dt.from_numpy(x), (d,), dt.from_numpy(w), dt.from_numpy(b))
+        want = torch.nn.functional.layer_norm(
+            torch.from_numpy(x), (d,), torch.from_numpy(w), torch.from_numpy(b)
+        )
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=str(d))
+        plain = dt.nn.functional.layer_norm(dt.from_numpy(x), (d,)).numpy()
+        np.testing.assert_array_equal(
+            plain, torch.nn.functional.layer_norm(torch.from_numpy(x), (d,)).numpy()
+        )

@@ -507,10 +507,14 @@ class LayerNormFn(Function):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
         rows = x.reshape(-1, d) if low is None else astype(x.reshape(-1, d), np.float32)
-        xhat, rstd = normalize_rows(rows, eps)
+        xhat, rstd = normalize_rows(rows, eps, moments=low is None)
         ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps, ctx.bias, ctx.low = xhat, rstd, ndim, eps, bias, low
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
+        if low is None and weight is not None and bias is not None and xhat.dtype == np.float32:
+            w, b = weight._data.reshape(d), bias._data.reshape(d)
+            if w.dtype == b.dtype == np.float32:  # x̂ * weight + bias fused, as PyTorch's vector loop
+                return torch_batch_norm.fused_affine(xhat.reshape(-1, d, 1), w, b).reshape(x.shape)
         out = xhat * _f32(weight, low).reshape(d) if weight is not None else xhat.copy()
         if bias is not None:
             out += _f32(bias, low).reshape(d)
