@@ -109,13 +109,13 @@ def row_moments(x, eps, mean, rstd):  # pragma: no cover - compiled
 @njit(contract=False)
 def _merge(count, m1_add, m2_add, level, counts, m1s, m2s):  # pragma: no cover - compiled
     """``AddMomentsVec``: a vector of moments (``count`` elements a lane) merged into the
-    cascade's ``level`` (its ``m2`` as measured: ``(m2 + m2_add) + delta**2 * c * m0``, no
-    fused step; the mean's step fused)."""
+    cascade's ``level``, its steps as measured against PyTorch's build: ``m1 + c * delta``
+    unfused, ``m2`` as ``fma(delta**2, c * m0, m2 + m2_add)``."""
     n = counts[level] + count
     c = np.float32(0) if n == 0 else np.float32(count) / np.float32(n)
     m0 = np.float32(counts[level])
     for k in range(_LANES):
         delta = m1_add[k] - m1s[level, k]
-        m1s[level, k] = fma32(c, delta, m1s[level, k])
-        m2s[level, k] = (m2s[level, k] + m2_add[k]) + delta * delta * c * m0
+        m1s[level, k] = m1s[level, k] + c * delta
+        m2s[level, k] = fma32(delta * delta, c * m0, m2s[level, k] + m2_add[k])
     counts[level] = n

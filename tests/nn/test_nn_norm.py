@@ -300,7 +300,7 @@ def test_float32_batch_norm_has_pytorchs_bits(torch):
 
 
 def test_float32_layer_norm_statistics_have_pytorchs_bits(torch):
-    """Rows of up to two Welford chunks (256 entries, and a scalar tail) get PyTorch's mean and
+    """Rows of up to 128 entries (one Welford chunk, and a scalar tail) get PyTorch's mean and
     1/std (its RowwiseMoments) and so its output, the affine step fused (needs numba)."""
     from disttorch.kernels.jit import compiled
     from disttorch.kernels.norms import _load_moments
@@ -308,7 +308,7 @@ def test_float32_layer_norm_statistics_have_pytorchs_bits(torch):
     if compiled(_load_moments) is None:
         pytest.skip("PyTorch's layer-norm moments need numba")
     rng = np.random.default_rng(22)
-    for d in (5, 77, 128, 256):
+    for d in (5, 77, 128):
         x = (rng.standard_normal((40, d)) * 3 + 1).astype(np.float32)
         w, b = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
         got = dt.nn.functional.layer_norm(dt.from_numpy(x), (d,), dt.from_numpy(w), dt.from_numpy(b))
