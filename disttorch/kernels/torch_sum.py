@@ -25,12 +25,15 @@ else by NumPy passes over blocks of rows: both give the same bits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from .jit import compiled, njit
-from .threads import get_num_threads
+from .jit import compiled
+from .tensor_iterator import dim_order
+from .threads import get_num_threads, parallel_for
 
-__all__ = ["torch_sum", "whole_sum"]
+__all__ = ["dims_sum", "reduction_walk", "torch_sum", "walk_offsets", "whole_sum"]
 
 GRAIN = 32768  # PyTorch's at::internal::GRAIN_SIZE
 _VECTOR_BYTES = 32
@@ -43,10 +46,21 @@ _CASCADED = (np.dtype(np.float32), np.dtype(np.float64))
 
 def whole_sum(x: np.ndarray) -> np.generic | None:
     """The sum of every element of ``x`` in PyTorch's order with the op threads' count, or
-    None where that order is not followed (not float32/float64, or not one dense block)."""
-    if x.dtype in _CASCADED and (x.flags.c_contiguous or x.flags.f_contiguous):
-        return torch_sum(x, get_num_threads())
-    return None
+    None where that order is not followed (not float32/float64; a strided tensor of
+    ``GRAIN`` elements or more with several threads; without numba, any strided tensor).
+    A dense tensor in any dim order is one run in memory; a strided one (a slice) goes
+    through the loops of :func:`dims_sum`, as PyTorch's iterator hands them its dims."""
+    if x.dtype not in _CASCADED:
+        return None
+    threads = get_num_threads()
+    walk = reduction_walk(x, tuple(range(x.ndim)))
+    if walk is None:  # one element, none, or a flipped view
+        return torch_sum(x, threads) if x.flags.c_contiguous or x.flags.f_contiguous else None
+    buf, sizes, strides = walk[:3]
+    if len(sizes) == 1 and strides[0] == 1:
+        return torch_sum(buf, threads)
+    out = dims_sum(x, tuple(range(x.ndim)), threads) if threads == 1 or x.size < GRAIN else None
+    return None if out is None else out.reshape(())[()]
 
 
 def torch_sum(x: np.ndarray, threads: int) -> np.generic:
@@ -65,13 +79,148 @@ def torch_sum(x: np.ndarray, threads: int) -> np.generic:
     return _piece(partial)
 
 
+def dims_sum(x: np.ndarray, dims: tuple, threads: int) -> np.ndarray | None:
+    """The sum of the float32/float64 ``x`` over ``dims`` (the reduced dims kept as size 1),
+    each output element added as PyTorch's CPU kernel adds it with ``threads`` threads, or
+    None without numba (then NumPy's order is the caller's) or where another path applies
+    (a flipped view, an empty tensor, no dim of size above 1 reduced).
+
+    PyTorch's ``TensorIterator`` puts the reduced dims innermost (by stride), the kept ones
+    outside them in the result's (row-major) order, merges neighbours that are one run, and
+    hands its 2-D loop the first two dims once per index of the others (the innermost
+    fastest); the loop adds its sums into the result. The loop takes one of four branches:
+    a contiguous reduced dim as vectors (:func:`torch_sum_loops.inner_row` per row), a
+    contiguous kept dim as columns side by side, else element by element along the smaller
+    stride or across it. With several threads from ``GRAIN`` elements on, the outermost kept
+    dim of at least ``threads`` entries is cut into one range per thread (to 128 bytes where
+    it is contiguous), which moves the column blocks of the scalar branch."""
+    loops = compiled(_load_loops)
+    walk = reduction_walk(x, dims) if loops is not None and x.dtype in _CASCADED else None
+    if walk is None:
+        return None
+    buf, sizes, strides, ostrides, out_shape = walk
+    out = np.zeros(out_shape, x.dtype)
+    pad = [0] * (2 - len(sizes))  # a 1-D iterator: one row
+    sizes, strides, ostrides = sizes + [1] * len(pad), strides + pad, ostrides + pad
+    offsets, outs = walk_offsets(sizes[2:], strides[2:], ostrides[2:])
+    lanes = _VECTOR_BYTES // x.itemsize
+    flat = out.reshape(-1)
+    cuts = [(0, sizes[1])]
+    if threads > 1 and x.size >= GRAIN and flat.size > 1:
+        cuts = _thread_cuts(sizes, strides, ostrides, threads, 128 // x.itemsize)
+    for begin, end in cuts:
+        if strides[0] == 1 and sizes[0] >= lanes:
+            mode, unit = loops.INNER_VECTOR, 1
+        elif strides[1] == 1 and end - begin >= lanes:
+            mode, unit = loops.OUTER_VECTOR, 4 * lanes
+        else:
+            mode = loops.INNER_SCALAR if strides[0] < strides[1] else loops.OUTER_SCALAR
+            unit = 1 if mode == loops.INNER_SCALAR else 4
+
+        def run(
+            first: int, last: int, by_outer: bool, begin: int = begin, end: int = end, mode: int = mode
+        ) -> None:
+            at, stop = (begin, end) if by_outer else (begin + first, begin + last)
+            part = slice(first, last) if by_outer else slice(None)
+            loops.dims_sum(
+                buf, offsets[part] + at * strides[1], outs[part] + at * ostrides[1], mode,
+                sizes[0], strides[0], stop - at, strides[1], ostrides[1], lanes, flat,
+            )  # fmt: skip
+
+        _share(run, offsets.size, end - begin, unit, all(ostrides[2:]), ostrides[1] != 0, x.size)
+    return out
+
+
+def _share(
+    run: Callable, outer: int, cols: int, unit: int, outer_kept: bool, cols_kept: bool, work: int
+) -> None:
+    """``run(first, last, by_outer)`` over the op's threads, each output element summed whole
+    by one (so the bits do not depend on how many): ranges of the outer iterations when
+    those are all kept dims, else of the 2-D loop's kept columns cut at multiples of ``unit``
+    (its blocks of columns side by side), else on this thread."""
+    if outer > 1 and outer_kept:
+        parallel_for(outer, lambda a, b: run(a, b, True), work)
+    elif cols_kept:
+        blocks = -(-cols // unit)
+        parallel_for(blocks, lambda a, b: run(a * unit, min(b * unit, cols), False), work)
+    else:
+        run(0, cols, False)
+
+
+def reduction_walk(x: np.ndarray, dims: tuple) -> tuple | None:
+    """How PyTorch's reduction ``TensorIterator`` walks ``x`` to reduce ``dims``: ``(buf,
+    sizes, strides, out_strides, out_shape)``, its dims innermost first (the reduced ones
+    first, by stride, then the kept ones in the result's row-major order; neighbours that are
+    one run merged), with ``x``'s strides in elements from its first element in the flat view
+    ``buf`` and the result's (0 where reduced), and the result's shape (reduced dims kept as
+    1). None for an empty or flipped ``x``, or no reduced dim of size above 1."""
+    if not x.size or any(s < 0 or s % x.itemsize for s in x.strides):
+        return None
+    strides = [s // x.itemsize for s in x.strides]
+    out_shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
+    out_strides = np.empty(out_shape, np.int8).strides
+    reduced = [d for d in dims if x.shape[d] != 1]
+    if not reduced:
+        return None
+    by_stride = dim_order(tuple(x.shape[d] for d in reduced), tuple(strides[d] for d in reduced))
+    order = [reduced[i] for i in reversed(by_stride)]
+    order += [d for d in reversed(range(x.ndim)) if d not in dims and x.shape[d] != 1]
+    sizes, istr, ostr = [], [], []
+    for d in order:
+        n, s, o = x.shape[d], strides[d], out_strides[d] if d not in dims else 0
+        if sizes and sizes[-1] * istr[-1] == s and sizes[-1] * ostr[-1] == o:
+            sizes[-1] *= n
+        else:
+            sizes.append(n), istr.append(s), ostr.append(o)
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        buf = x.ravel(order="K")  # (a view: its first element is x's first)
+    else:
+        span = 1 + sum((n - 1) * s for n, s in zip(sizes, istr))
+        buf = np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,), writeable=False)
+    return buf, sizes, istr, ostr, out_shape
+
+
+def walk_offsets(sizes: list, strides: list, out_strides: list) -> tuple:
+    """The offsets in ``x`` and in the result of each index of these iterator dims (innermost
+    first), in the iterator's order: the innermost dim fastest."""
+    offsets, outs = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for n, s, o in zip(sizes[::-1], strides[::-1], out_strides[::-1]):  # outermost first
+        offsets = (offsets[:, None] + np.arange(n) * s).reshape(-1)
+        outs = (outs[:, None] + np.arange(n) * o).reshape(-1)
+    return offsets, outs
+
+
+def _thread_cuts(sizes: list, strides: list, ostrides: list, threads: int, line: int) -> list:
+    """The ranges of the iterator's dim 1 the threads sum apart when PyTorch splits the work
+    over that dim (``parallel_dim_reduction``: ``ceil(n / threads)`` entries each, their ends
+    rounded down to a cache ``line`` of entries where the dim is contiguous), else its whole
+    range (a cut of another dim leaves every output element's order as it is)."""
+    split = len(sizes) - 1
+    for d in range(len(sizes) - 1, -1, -1):
+        if not ostrides[d]:
+            break
+        if sizes[d] >= threads:
+            split = d
+            break
+        if sizes[d] > sizes[split]:
+            split = d
+    n = sizes[1]
+    if split != 1:
+        return [(0, n)]
+    chunk = -(-n // min(threads, n))
+    cuts = [(b, min(b + chunk, n)) for b in range(0, n, chunk)]
+    if strides[1] == 1:
+        cuts = [(b - b % line, e if e == n else e - e % line) for b, e in cuts]
+    return [(b, e) for b, e in cuts if b != e]
+
+
 def _piece(flat: np.ndarray) -> np.generic:
     """One thread's sum (compiled when numba is installed)."""
-    loop = compiled(_compile)
-    if loop is not None:
+    loops = compiled(_load_loops)
+    if loops is not None:
         lanes = _VECTOR_BYTES // flat.itemsize
-        lanes = lanes if flat.size >= lanes else 1
-        return loop(flat, lanes, _power(flat.size // lanes // _ROW))[0]
+        acc = np.empty(_ROW * _ROW * lanes, flat.dtype)
+        return flat.dtype.type(loops.inner_row(flat, 0, flat.size, lanes if flat.size >= lanes else 1, acc))
     with np.errstate(over="ignore", invalid="ignore"):
         return _numpy_piece(flat)
 
@@ -130,54 +279,7 @@ def _in_order(values: np.ndarray, start: np.ndarray) -> np.ndarray:
     return total
 
 
-def _compile() -> object:
-    """The compiled form of :func:`_numpy_piece`: ``piece(flat, lanes, power)`` (lanes 1 for
-    an array shorter than a vector; ``power`` from :func:`_power`) gives a 1-element array
-    holding the sum (each addition rounded in ``flat``'s dtype)."""
-    jit = njit(contract=False)
+def _load_loops() -> object:
+    from . import torch_sum_loops
 
-    @jit
-    def piece(x, lanes, power):  # pragma: no cover - compiled
-        n = x.size
-        whole = n // lanes
-        rows = whole // 4
-        width = 4 * lanes
-        step = 1 << power
-        mask = step - 1
-        acc = np.zeros((4, width), x.dtype)
-        a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
-        i = 0
-        while i + step <= rows:
-            for _ in range(step):
-                row = x[i * width : (i + 1) * width]
-                for k in range(width):
-                    a0[k] += row[k]
-                i += 1
-            for j in range(1, 4):
-                lower, upper = acc[j - 1], acc[j]
-                for k in range(width):
-                    upper[k] += lower[k]
-                    lower[k] = 0
-                if i & (mask << (j * power)):
-                    break
-        while i < rows:
-            row = x[i * width : (i + 1) * width]
-            for k in range(width):
-                a0[k] += row[k]
-            i += 1
-        for k in range(width):
-            a0[k] = ((a0[k] + a1[k]) + a2[k]) + a3[k]
-        for v in range(rows * 4, whole):
-            for k in range(lanes):
-                a0[k] += x[v * lanes + k]
-        for r in range(1, 4):
-            for k in range(lanes):
-                a0[k] += a0[r * lanes + k]
-        total = np.zeros(1, x.dtype)
-        for k in range(whole * lanes, n):
-            total[0] += x[k]
-        for k in range(lanes):
-            total[0] += a0[k]
-        return total
-
-    return piece
+    return torch_sum_loops

@@ -26,7 +26,8 @@ from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ..kernels.threads import get_num_threads
-from ..kernels.torch_sum import GRAIN, whole_sum
+from ..kernels.torch_sum import dims_sum, whole_sum
+from ..kernels.torch_var import dims_var, squared_deviations
 from ._helpers import (
     _dims,
     _return_type,
@@ -176,10 +177,15 @@ def _total(x: np.ndarray, dims: tuple | None, dtype: Any, keepdim: bool) -> np.n
     """The sum of ``x`` over ``dims`` in ``dtype`` (None: ``x``'s). Every element of a dense
     float32 or float64 array summed in its own dtype: in PyTorch's order
     (``kernels/torch_sum.py``), so a printed sum or mean has its bits; otherwise NumPy's."""
-    if (dims is None or len(set(dims)) == x.ndim) and (dtype is None or np.dtype(dtype) == x.dtype):
-        total = whole_sum(x)
-        if total is not None:
-            return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
+    if dtype is None or np.dtype(dtype) == x.dtype:
+        if dims is None or len(set(dims)) == x.ndim:
+            total = whole_sum(x)
+            if total is not None:
+                return np.full((1,) * x.ndim if keepdim else (), total, dtype=x.dtype)
+        else:
+            out = dims_sum(x, dims, get_num_threads())
+            if out is not None:
+                return _shaped(out, x.shape, dims, keepdim)
     return add_reduce(x, dims, dtype, keepdim)
 
 
@@ -212,7 +218,9 @@ class Mean(Function):
     _backward_saves = _reduction_fields
 
     @staticmethod
-    def forward(ctx, a, dims, keepdim, dtype):
+    def forward(ctx, a, dims, keepdim, dtype, welford=False):
+        """``welford``: over some dims, the mean PyTorch's ``var_mean`` gives (its Welford
+        kernel's, ``kernels.torch_var``) where that kernel applies."""
         x = a._data
         if x.dtype.kind not in "fVc" and dtype is None:
             raise RuntimeError(
@@ -227,6 +235,10 @@ class Mean(Function):
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
+        if welford and dtype is None and not _to_one(x.shape, dims):
+            moments = dims_var(x, dims, 0, False)
+            if moments is not None:
+                return _shaped(moments[1], x.shape, dims, keepdim)
         total = _total(x, dims, dtype.numpy if dtype is not None else None, keepdim)
         if n == 0:
             return np.full(np.shape(total), np.nan, dtype=total.dtype)
@@ -237,6 +249,7 @@ class Mean(Function):
         n = _count(ctx.shape, ctx.dims)
         return (
             _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim, np.float64(1 / n) if n else np.nan),
+            None,
             None,
             None,
             None,
@@ -630,19 +643,11 @@ def _to_one(shape: tuple, dims: tuple | None) -> bool:
 def _whole_variance(x: np.ndarray, correction: Any) -> np.float64:
     """The variance of every element of a float32 or float64 ``x`` as PyTorch's CPU kernel
     for a reduction to one element computes it: the mean in ``x``'s dtype (its ``mean()``),
-    then the squared deviations summed in float64, in order within each thread's piece (from
-    ``GRAIN`` elements on, one contiguous piece per thread), the pieces' sums in order;
+    then the squared deviations summed in float64 (``kernels.torch_var.squared_deviations``),
     divided by ``n - correction`` (inf, or nan for constant input, when not positive)."""
     mean = np.float64(_total(x, None, None, False) / x.dtype.type(x.size))
-    flat = x.ravel(order="K")
-    n, threads = flat.size, get_num_threads()
-    pieces = builtins.min(threads, -(-n // GRAIN)) if n > GRAIN else 1
-    size = -(-n // pieces)
-    total = np.float64(0)
-    for start in range(0, n, size):
-        centred = flat[start : start + size].astype(np.float64) - mean
-        total += np.add.accumulate(centred * centred)[-1]
-    return total / np.float64(builtins.max(0, n - correction))
+    total = squared_deviations(x, mean, get_num_threads())
+    return total / np.float64(builtins.max(0, x.size - correction))
 
 
 class Var(Function):
@@ -660,6 +665,8 @@ class Var(Function):
                 whole = _whole_variance(x, correction)
                 shape = _kept_shape(x.shape, dims) if keepdim else _reduced_shape(x.shape, dims)
                 out = np.full(shape, np.sqrt(whole) if cls.take_sqrt else whole, x.dtype)
+            elif (welford := dims_var(x, dims, correction, cls.take_sqrt)) is not None:
+                out = _shaped(welford[0], x.shape, dims, keepdim)
             else:
                 out = _variance(x, dims, n) if x.dtype.kind == "f" else np.var(x, axis=dims, keepdims=True)
                 out = _shaped(np.asarray(out), x.shape, dims, keepdim)
@@ -754,7 +761,10 @@ def var_mean(
     dim, c = _correction(dim, unbiased, correction)
     if isinstance(input, Tensor):
         _float_dtype_check("var_mean", input._data)
-    out = _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = (
+        _spread(Var, "var_mean", input, dim, keepdim, c),
+        _reduce(Mean, input, dim, bool(keepdim), None, True),
+    )
     return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
@@ -770,7 +780,10 @@ def std_mean(
     dim, c = _correction(dim, unbiased, correction)
     if isinstance(input, Tensor):
         _float_dtype_check("std_mean", input._data)
-    out = _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = (
+        _spread(Std, "std_mean", input, dim, keepdim, c),
+        _reduce(Mean, input, dim, bool(keepdim), None, True),
+    )
     return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both
 
 

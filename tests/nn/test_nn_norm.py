@@ -280,3 +280,46 @@ def test_layer_and_group_norm_parity(torch, make, shape):
             p.uniform_(0.5, 1.5)
     copy_weights(ours, theirs)
     run_both(ours, theirs, randn(*shape) * 2 + 1)
+
+
+def test_float32_batch_norm_has_pytorchs_bits(torch):
+    """Training mode (statistics, running update, fused affine map) and evaluation mode of a
+    contiguous float32 input, with and without affine parameters (kernels/torch_batch_norm.py)."""
+    rng = np.random.default_rng(21)
+    before = (dt.get_num_threads(), torch.get_num_threads())
+    try:
+        for threads, shapes in (
+            (1, [(16, 6, 9, 9), (64, 10), (3, 4, 5, 6, 2)]),
+            (3, [(32, 8, 15, 15), (100, 12)]),
+        ):
+            dt.set_num_threads(threads)
+            torch.set_num_threads(threads)
+            for shape in shapes:
+                x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+                c = shape[1]
+                w, b, rm, rv = (rng.standard_normal(c).astype(np.float32) for _ in range(4))
+                rv = np.abs(rv) + 0.5
+                for affine in (False, True):
+                    for training in (True, False):
+                        d_stats, t_stats = (
+                            (dt.from_numpy(rm.copy()), dt.from_numpy(rv.copy())),
+                            (
+                                torch.from_numpy(rm.copy()),
+                                torch.from_numpy(rv.copy()),
+                            ),
+                        )
+                        d_wb = (dt.from_numpy(w), dt.from_numpy(b)) if affine else (None, None)
+                        t_wb = (torch.from_numpy(w), torch.from_numpy(b)) if affine else (None, None)
+                        got = dt.nn.functional.batch_norm(
+                            dt.from_numpy(x), *d_stats, *d_wb, training=training
+                        )
+                        want = torch.nn.functional.batch_norm(
+                            torch.from_numpy(x), *t_stats, *t_wb, training=training
+                        )
+                        case = (threads, shape, affine, training)
+                        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=str(case))
+                        for mine, theirs in zip(d_stats, t_stats):
+                            np.testing.assert_array_equal(mine.numpy(), theirs.numpy(), err_msg=str(case))
+    finally:
+        dt.set_num_threads(before[0])
+        torch.set_num_threads(before[1])

@@ -37,6 +37,7 @@ from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.saved_fields import kept, saved
+from ...kernels import torch_batch_norm
 from ...kernels.norms import (
     layer_norm_backward_16_bit,
     layer_norm_float32,
@@ -230,6 +231,36 @@ def _affine_jvp(
     return out
 
 
+def _float32_kernel(x: np.ndarray, *tensors: Tensor | None) -> bool:
+    """Whether PyTorch's float32 kernel for a contiguous input applies (``kernels/
+    torch_batch_norm.py``): a C-contiguous float32 input of at least one element, float32
+    parameters and running statistics (or none)."""
+    return (
+        x.dtype == np.float32
+        and x.size > 0
+        and x.flags.c_contiguous
+        and all(t is None or t._data.dtype == np.float32 for t in tensors)
+    )
+
+
+def _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps) -> np.ndarray:
+    """Training-mode batch norm of a contiguous float32 input with PyTorch's roundings: its
+    statistics, running update and fused affine map (``kernels/torch_batch_norm.py``)."""
+    x3 = _ncm(x)
+    mean, var_sum = torch_batch_norm.train_stats(x3)
+    rm = running_mean._data if running_mean is not None else None
+    rv = running_var._data if running_var is not None else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        invstd = torch_batch_norm.running_update(rm, rv, mean, var_sum, x.size // x.shape[1], momentum, eps)
+    for t in (running_mean, running_var):
+        if t is not None:
+            t._bump_version()
+    ctx.xc = (x3 - mean[:, None]).reshape(x.shape)
+    ctx.invstd = invstd
+    params = [t._data if t is not None else None for t in (weight, bias)]
+    return torch_batch_norm.affine(x3, mean, invstd, *params).reshape(x.shape)
+
+
 class BatchNormTrain(Function):
     """Batch norm with batch statistics (training mode); updates running stats in place."""
 
@@ -250,6 +281,8 @@ class BatchNormTrain(Function):
                 x, weight, bias, running_mean, running_var, momentum, eps
             )
             return out
+        if _float32_kernel(x, weight, bias, running_mean, running_var):
+            return _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps)
         mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
         update_running_stats(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
@@ -302,6 +335,14 @@ class BatchNormEval(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):
         x = input._data
+        if _float32_kernel(x, weight, bias, running_mean, running_var):  # PyTorch's roundings
+            invstd = np.float32(1) / np.sqrt(running_var._data + np.float32(eps))
+            params = [t._data if t is not None else None for t in (weight, bias)]
+            out = torch_batch_norm.affine(_ncm(x), running_mean._data, invstd, *params)
+            ctx.scale = invstd if weight is None else invstd * weight._data
+            ctx.invstd, ctx.mean = invstd, running_mean._data.copy()
+            ctx.save_for_backward(input, weight)
+            return out.reshape(x.shape)
         invstd = 1.0 / np.sqrt(running_var._data + eps)
         scale = invstd if weight is None else invstd * weight._data
         shift = -running_mean._data * scale
