@@ -21,6 +21,9 @@ def normalize_rows(x: np.ndarray, eps: float) -> tuple:
     d = x.shape[1]
     xhat = np.empty(x.shape, dtype=x.dtype)
     rstd = np.empty((x.shape[0], 1), dtype=x.dtype)
+    if d == 0:  # rows of no entries: no mean, no deviation
+        rstd[:] = np.nan
+        return xhat, rstd
     weights = np.full(d, 1.0 / d, dtype=x.dtype)
 
     def rows(start: int, stop: int) -> None:
@@ -71,6 +74,8 @@ def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarra
     """Gradient through ``x̂ = (x - mean(x)) * rstd(x)`` (per row) given ``ĝ = dL/dx̂``."""
     d = gxhat.shape[1]
     gx = np.empty(gxhat.shape, dtype=gxhat.dtype)
+    if gx.size == 0:  # (rows of no entries: nothing to normalise)
+        return gx
     weights = np.full(d, 1.0 / d, dtype=gxhat.dtype)
 
     def rows(start: int, stop: int) -> None:

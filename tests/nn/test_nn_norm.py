@@ -143,6 +143,19 @@ def test_layer_norm_values_and_gradcheck():
     assert gradcheck(lambda a: F.layer_norm(a, 4), (x,))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize(("shape", "normalized"), [((2, 3, 0), (0,)), ((2, 3, 0), (3, 0)), ((0, 4), (4,))])
+def test_layer_norm_of_no_elements_is_empty_as_pytorchs(shape, normalized, dtype):
+    """PyTorch returns an empty output and zero gradients; the rows of no entries divided by
+    zero here (ZeroDivisionError in the forward and the backward)."""
+    x = dt.randn(*shape, dtype=getattr(dt, dtype), requires_grad=True)
+    w = dt.ones(normalized, dtype=x.dtype, requires_grad=True)
+    y = F.layer_norm(x, normalized, w, w)
+    y.sum().backward()
+    assert y.shape == x.shape and x.grad.shape == x.shape
+    assert w.grad.shape == w.shape and not w.grad.any()
+
+
 def test_float32_layer_norm_is_pytorchs_to_the_bit(torch, monkeypatch):
     """PyTorch's CPU kernel: Welford moments on 8 lanes with fused multiply-adds, then
     ``fma((x - mean) * rstd, weight, bias)`` (``fma(x - mean, rstd, bias)`` without a weight);

@@ -515,7 +515,8 @@ class LayerNormFn(Function):
     def forward(ctx, input, weight, bias, ndim, eps, low=None):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
-        rows = x.reshape(-1, d) if low is None else astype(x.reshape(-1, d), np.float32)
+        rows = x.reshape(x.size // d if d else int(np.prod(x.shape[: x.ndim - ndim])), d)
+        rows = rows if low is None else astype(rows, np.float32)
         ctx.ndim, ctx.eps, ctx.bias, ctx.low = ndim, eps, bias, low
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
@@ -545,7 +546,7 @@ class LayerNormFn(Function):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             xhat = ctx.xhat
             g2 = g.reshape(xhat.shape)
-            if ctx.low is not None:
+            if ctx.low is not None and xhat.size:  # (no elements: the plain form's empties)
                 return _layer_norm_grads_16_bit(ctx, weight, g2, g.shape)
             gx = gw = gb = None
             if need_x:
