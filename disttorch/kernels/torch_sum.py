@@ -25,6 +25,7 @@ else by NumPy passes over blocks of rows: both give the same bits.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -156,37 +157,53 @@ def reduction_walk(x: np.ndarray, dims: tuple) -> tuple | None:
     1). None for an empty or flipped ``x``, or no reduced dim of size above 1."""
     if not x.size or any(s < 0 or s % x.itemsize for s in x.strides):
         return None
-    strides = [s // x.itemsize for s in x.strides]
-    out_shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
+    walk = _walk(x.shape, tuple(s // x.itemsize for s in x.strides), tuple(dims))
+    if walk is None:
+        return None
+    sizes, istr, ostr, out_shape, span = walk
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        buf = x.ravel(order="K")  # (a view: its first element is x's first)
+    else:
+        buf = np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,), writeable=False)
+    return buf, list(sizes), list(istr), list(ostr), out_shape
+
+
+@functools.lru_cache(maxsize=256)
+def _walk(shape: tuple, strides: tuple, dims: tuple) -> tuple | None:
+    """:func:`reduction_walk`'s dims for a shape and strides (in elements), and the span of
+    memory they cover: the same every training step, so kept."""
+    out_shape = tuple(1 if d in dims else n for d, n in enumerate(shape))
     out_strides = np.empty(out_shape, np.int8).strides
-    reduced = [d for d in dims if x.shape[d] != 1]
+    reduced = [d for d in dims if shape[d] != 1]
     if not reduced:
         return None
-    by_stride = dim_order(tuple(x.shape[d] for d in reduced), tuple(strides[d] for d in reduced))
+    by_stride = dim_order(tuple(shape[d] for d in reduced), tuple(strides[d] for d in reduced))
     order = [reduced[i] for i in reversed(by_stride)]
-    order += [d for d in reversed(range(x.ndim)) if d not in dims and x.shape[d] != 1]
+    order += [d for d in reversed(range(len(shape))) if d not in dims and shape[d] != 1]
     sizes, istr, ostr = [], [], []
     for d in order:
-        n, s, o = x.shape[d], strides[d], out_strides[d] if d not in dims else 0
+        n, s, o = shape[d], strides[d], out_strides[d] if d not in dims else 0
         if sizes and sizes[-1] * istr[-1] == s and sizes[-1] * ostr[-1] == o:
             sizes[-1] *= n
         else:
             sizes.append(n), istr.append(s), ostr.append(o)
-    if x.flags.c_contiguous or x.flags.f_contiguous:
-        buf = x.ravel(order="K")  # (a view: its first element is x's first)
-    else:
-        span = 1 + sum((n - 1) * s for n, s in zip(sizes, istr))
-        buf = np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,), writeable=False)
-    return buf, sizes, istr, ostr, out_shape
+    span = 1 + sum((n - 1) * s for n, s in zip(sizes, istr))
+    return tuple(sizes), tuple(istr), tuple(ostr), out_shape, span
 
 
 def walk_offsets(sizes: list, strides: list, out_strides: list) -> tuple:
     """The offsets in ``x`` and in the result of each index of these iterator dims (innermost
-    first), in the iterator's order: the innermost dim fastest."""
+    first), in the iterator's order: the innermost dim fastest (read-only arrays, kept)."""
+    return _offsets(tuple(sizes), tuple(strides), tuple(out_strides))
+
+
+@functools.lru_cache(maxsize=256)
+def _offsets(sizes: tuple, strides: tuple, out_strides: tuple) -> tuple:
     offsets, outs = np.zeros(1, np.int64), np.zeros(1, np.int64)
     for n, s, o in zip(sizes[::-1], strides[::-1], out_strides[::-1]):  # outermost first
         offsets = (offsets[:, None] + np.arange(n) * s).reshape(-1)
         outs = (outs[:, None] + np.arange(n) * o).reshape(-1)
+    offsets.flags.writeable = outs.flags.writeable = False
     return offsets, outs
 
 
