@@ -51,7 +51,7 @@ from .dtype_rules import (
 from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
-from .indexing import _checked_vector_index, gather
+from .indexing import _checked_vector_index, check_index_source, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .linalg_low_precision import refuse_low_precision
@@ -1970,6 +1970,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
     require_source_dtype("index_copy", input, source)
     d, idx = _checked_vector_index(input, dim, index, "index_copy")
+    check_index_source("index_copy", input._data.shape, d, idx.size, source._data.shape)
     return _scatter_into(input, (slice(None),) * d + (index,), source)
 
 
