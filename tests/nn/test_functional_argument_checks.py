@@ -72,3 +72,40 @@ def test_unfold_fold_geometry_checks_in_pytorchs_order():
         F.unfold(dt.ones(1, 1, 3, 3, dtype=dt.int64), 2)
     with pytest.raises(NotImplementedError, match="\"reflection_pad2d\" not implemented for 'Bool'"):
         F.pad(dt.ones(1, 1, 3, 3, dtype=dt.bool), (1, 1, 1, 1), mode="reflect")
+
+
+def _mixed_dtype_errors(lib) -> list:
+    """What linear, addmm, convolutions and attention raise for operands of different dtypes."""
+    f, d, h = lib.float32, lib.float64, lib.float16
+    fn = lib.nn.functional
+
+    def t(*shape, dtype=f):
+        return lib.ones(shape, dtype=dtype)
+
+    calls = [
+        lambda: fn.linear(t(2, 2, dtype=d), t(3, 2)),
+        lambda: fn.linear(t(4, 2, 2, dtype=d), t(3, 2), t(3)),
+        lambda: fn.linear(t(2, 2), t(3, 2), t(3, dtype=d)),
+        lambda: fn.linear(t(2, 2, dtype=h), t(3, 2)),
+        lambda: fn.linear(t(2, dtype=lib.int64), t(3, 2), t(3)),
+        lambda: lib.addmm(t(3), t(2, 2, dtype=d), t(2, 3)),
+        lambda: fn.conv2d(t(1, 1, 5, 5, dtype=d), t(1, 1, 3, 3)),
+        lambda: fn.conv2d(t(1, 1, 5, 5, dtype=d), t(1, 1, 3, 3), t(1)),
+        lambda: fn.conv1d(t(1, 1, 5), t(1, 1, 3), t(1, dtype=d)),
+        lambda: fn.conv2d(t(1, 1, 5, 5, dtype=d), t(1, 1, 3, 3), t(1, dtype=d)),
+        lambda: fn.conv_transpose1d(t(1, 1, 5, dtype=d), t(1, 1, 3), t(1)),
+        lambda: fn.scaled_dot_product_attention(t(1, 2, 3), t(1, 2, 3, dtype=d), t(1, 2, 3)),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises(RuntimeError) as e:
+            call()
+        seen.append(str(e.value))
+    return seen
+
+
+def test_operands_of_different_dtypes_fail_with_pytorchs_words(torch):
+    # linear with a bias said mm's words (addmm's are PyTorch's), and computed a float16 input
+    # with a float32 weight; convolutions added "(input is float64, weight is float32)" and
+    # checked the weight before the bias; attention named only the key
+    assert _mixed_dtype_errors(dt) == _mixed_dtype_errors(torch)
