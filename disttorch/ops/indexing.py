@@ -513,8 +513,10 @@ def _check_long(index: Tensor, op: str) -> np.ndarray:
     if op == "take":
         if dtype != np.int64:
             raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(dtype)}")
-    elif dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    elif dtype not in (np.int64, np.int32):  # (the scatters' shared check names ``scatter``)
+        raise RuntimeError(
+            f"{'scatter' if op.startswith('scatter') else op}(): Expected dtype int32/int64 for index"
+        )
     return index._data
 
 
@@ -909,7 +911,7 @@ class MaskedSelect(Function):
         try:
             x, m = np.broadcast_arrays(a._data, mask._data)
         except ValueError:
-            raise broadcast_error(a._data.shape, mask._data.shape) from None
+            raise broadcast_error(mask._data.shape, a._data.shape) from None  # (the mask first, as PyTorch)
         ctx.shape, ctx.mask = x.shape, m
         return x[m]
 

@@ -399,11 +399,10 @@ def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
     for i, (t, a) in enumerate(zip(subs, arrays)):
         for c, n in zip(t, a.shape):
             if c in sizes and n != 1 and sizes[c][1] != 1 and sizes[c][1] != n:
-                j, m = sizes[c]
+                m = sizes[c][1]
                 return RuntimeError(
                     f"einsum(): subscript {c} has size {n} for operand {i} "
-                    f"which does not broadcast with previously seen size {m} "
-                    f"(operand {j})"
+                    f"which does not broadcast with previously seen size {m}"
                 )
             if c not in sizes or sizes[c][1] == 1:
                 sizes[c] = (i, n)

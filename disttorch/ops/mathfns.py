@@ -1577,6 +1577,10 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     no_complex(input, "\"aminmax_cpu\" not implemented for 'ComplexFloat'")
     refuse_kernel("histogram_cpu", input, "biu")
     x = input._data
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
     lo, hi = (float(x.min()), float(x.max())) if min == 0 and max == 0 and x.size else (min, max)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
@@ -2022,6 +2026,8 @@ def histogram(
 ) -> tuple:
     """``(hist, bin_edges)`` of ``input`` (no gradient)."""
     b = bins._data if isinstance(bins, Tensor) else bins
+    if isinstance(b, int) and b <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension 0")
     h, edges = np.histogram(
         input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
     )
