@@ -833,7 +833,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def flattened_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple | None:
     """The shape ``flatten(start_dim, end_dim)`` gives a tensor of ``shape`` (None: unchanged)."""
-    if not shape:
+    if not shape:  # (the dims are checked as those of a 1-D tensor)
+        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)
         return (1,)
     s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
     if s > e:

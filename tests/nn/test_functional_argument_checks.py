@@ -109,3 +109,35 @@ def test_operands_of_different_dtypes_fail_with_pytorchs_words(torch):
     # with a float32 weight; convolutions added "(input is float64, weight is float32)" and
     # checked the weight before the bias; attention named only the key
     assert _mixed_dtype_errors(dt) == _mixed_dtype_errors(torch)
+
+
+def _rank_errors(lib) -> list:
+    """Pooling inputs of a wrong rank (each kernel words it its own way), flatten of a 0-dim
+    tensor, pad_sequence of mismatched trailing sizes, weight_norm of a missing name."""
+    fn, x1, x2 = lib.nn.functional, lib.ones(4), lib.ones(2, 2)
+    calls = [
+        lambda: fn.max_pool1d(x1, 2),
+        lambda: fn.max_pool2d(x2, 2),
+        lambda: fn.avg_pool1d(x1, 2),
+        lambda: fn.avg_pool2d(x2, 2),
+        lambda: fn.avg_pool3d(lib.ones(2, 2, 2), 2),
+        lambda: fn.adaptive_avg_pool1d(x1, 2),
+        lambda: fn.adaptive_max_pool2d(lib.ones(2), 2),
+        lambda: fn.adaptive_avg_pool2d(lib.ones(2), (2, 2)),
+        lambda: lib.nn.Flatten()(lib.tensor(1.0)),
+        lambda: lib.nn.utils.rnn.pad_sequence([lib.ones(2, 3), lib.ones(2, 4)]),
+        lambda: lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(2, 2), name="foo"),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises((RuntimeError, IndexError, ValueError)) as e:
+            call()
+        seen.append((type(e.value).__name__, str(e.value)))
+    return seen
+
+
+def test_wrong_ranks_and_shapes_fail_with_pytorchs_words(torch):
+    # pooling said one message of disttorch's for every op, flatten of a 0-dim tensor took any
+    # dim, pad_sequence wrote the sizes as tuples ("tensor a ((3,))"), weight_norm used
+    # orthogonal's words
+    assert _rank_errors(dt) == _rank_errors(torch)
