@@ -673,10 +673,10 @@ def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -
     x = input._data
     d = wrap_dim(dim, x.ndim)
     idx = _check_long(index, op)
+    if isinstance(src, Tensor) and src._data.dtype != x.dtype:  # (before the shapes, as PyTorch's)
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # every variant
     _check_gather_shapes(x, idx, d, op, src._data if isinstance(src, Tensor) else None)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    if isinstance(src, Tensor) and src._data.dtype != x.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # every variant
     return d
 
 

@@ -1686,6 +1686,17 @@ def repeat_interleave(
     x = input if dim is not None else input.reshape(-1)
     d = 0 if dim is None else dim % x.dim()
     reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    if reps.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if reps.ndim == 1 and reps.size != x.shape[d]:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = {reps.size} "
+            f"and input.size({d}) = {x.shape[d]}"
+        )
+    if (reps < 0).any():
+        raise RuntimeError(
+            "repeats can not be negative" if isinstance(repeats, Tensor) else "Repeats must be non-negative"
+        )
     idx = np.repeat(np.arange(x.shape[d]), np.broadcast_to(reps, (x.shape[d],)))
     return x.index_select(d, Tensor._make(idx.astype(np.int64)))
 

@@ -905,9 +905,15 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, len(shape))
     start = int(start)
+    if not -shape[d] <= start <= shape[d]:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-shape[d]}, {shape[d]}], but got {start})"
+        )
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += shape[d]
-    if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
+    if start + length > shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
     return Narrow.apply(input, d, start, int(length))
 

@@ -499,3 +499,31 @@ def test_errors_worded_as_pytorchs(torch):
     # scatter_add_ named itself, masked_select put the input first, histc/histogram raised
     # NumPy's ValueError, solve and einsum added words of their own
     assert _wording(dt) == _wording(torch)
+
+
+def _shape_argument_errors(lib) -> list:
+    """narrow's start and length, repeat_interleave's repeats, randperm's n, scatter's src dtype."""
+    x = lib.ones(2, 3)
+    calls = [
+        lambda: x.narrow(0, -3, 1),
+        lambda: x.narrow(0, 0, -1),
+        lambda: x.narrow(0, -1, 2),
+        lambda: lib.ones(3).repeat_interleave(lib.tensor([1, 2])),
+        lambda: lib.ones(3).repeat_interleave(lib.tensor([[1, 2, 3]])),
+        lambda: lib.ones(3).repeat_interleave(lib.tensor([1, -1, 2])),
+        lambda: lib.ones(3).repeat_interleave(-1),
+        lambda: lib.randperm(-5),
+        lambda: lib.ones(2, 2).scatter(1, lib.tensor([[0], [1]]), lib.ones(1, 1).long()),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises((IndexError, RuntimeError)) as e:
+            call()
+        seen.append((type(e.value).__name__, str(e.value)))
+    return seen
+
+
+def test_shape_argument_errors_as_pytorchs(torch):
+    # narrow said its sum message for a start out of range, repeat_interleave raised NumPy's
+    # broadcast error, randperm its own words, scatter checked shapes before the src dtype
+    assert _shape_argument_errors(dt) == _shape_argument_errors(torch)
