@@ -3,7 +3,8 @@ compiled function's code, the guards of the graphs compiled for it (each tensor 
 dtype, ``requires_grad`` and sizes, a size that changed between compiles marked dynamic as
 PyTorch's automatic dynamic shapes mark it; grad mode; the inputs' nesting (list or tuple,
 dict keys); each other input's type, and its value where it is a bool, ``None``, string or
-number: a number that changed between compiles is dynamic, as PyTorch's), and ``counters``, the
+number (a number that changed between compiles is dynamic, as PyTorch's) or a function or
+class (its identity)), and ``counters``, the
 compiler's event counts (``counters["stats"]["unique_graphs"]``, ``["calls_captured"]``,
 ``counters["frames"]["total"]``, ``counters["aot_autograd"]``). A call whose guards no graph passes "compiles": it is
 counted, and the call is the graph; one that captured no operation makes no graph, and its
@@ -48,7 +49,7 @@ DYNAMIC = object()  # a number input that any number passes (an int but 0 and 1)
 def _value_passes(guard: tuple, value: tuple) -> bool:
     if guard[0] is not value[0]:
         return False
-    if guard[1] is DYNAMIC:
+    if guard[1:] == (DYNAMIC,):
         return guard[0] is not int or value[1] not in (0, 1)
     return guard[1:] == value[1:]
 

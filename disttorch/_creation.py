@@ -150,23 +150,60 @@ def tensor(
         _warn_copy_construct("torch.tensor(sourceTensor)")
     meta = _wants_meta(device)
     given, data = data, _from_data(data)
-    if dtype in _dtype.OWN_CONVERSION:
-        t = Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
-    else:
-        np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
-        with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, without a warning
-            try:
-                t = Tensor._make(np.array(data, dtype=np_dt))
-            except (OverflowError, ValueError):
-                if np_dt.kind not in "iu":
-                    raise
-                t = Tensor._make(_checked_integers(data, np_dt))
+    try:
+        t = _converted(data, dtype)
+    except ValueError:
+        ragged = _ragged_error(given)
+        if ragged is None:
+            raise
+        raise ragged from None
     warn_if_holds_ndarrays(given, t._data.size)
     if meta:
         t._data = _placed(t._data, True)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _converted(data: Any, dtype: _dtype_cls | None) -> Tensor:
+    """``torch.tensor``'s conversion of ``data`` (tensors already replaced by their values)."""
+    if dtype in _dtype.OWN_CONVERSION:
+        return Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
+    np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, without a warning
+        try:
+            return Tensor._make(np.array(data, dtype=np_dt))
+        except (OverflowError, ValueError):
+            if np_dt.kind not in "iu":
+                raise
+            return Tensor._make(_checked_integers(data, np_dt))
+
+
+def _ragged_error(data: Any) -> Exception | None:
+    """PyTorch's error for nested sequences of uneven lengths (``[[1, 2], [3]]``): the sizes
+    are read down the first elements, then each sequence must have its dim's size; None
+    where the nesting is even."""
+
+    def is_sequence(x: Any) -> bool:
+        return isinstance(x, (list, tuple)) or isinstance(x, np.ndarray) and x.ndim > 0
+
+    sizes, first = [], data
+    while is_sequence(first):
+        sizes.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+
+    def check(seq: Any, dim: int) -> Exception | None:
+        if dim == len(sizes):
+            return None
+        if not is_sequence(seq):
+            return TypeError("not a sequence")
+        if len(seq) != sizes[dim]:
+            return ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(seq)})")
+        return next((e for e in (check(item, dim + 1) for item in seq) if e is not None), None)
+
+    return check(data, 0)
 
 
 def _checked_integers(data: Any, np_dt: np.dtype) -> np.ndarray:

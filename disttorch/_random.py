@@ -415,7 +415,7 @@ def randperm(
     """A random permutation of 0..n-1 (int64 unless ``dtype`` is given)."""
     check_layout("randperm", layout, pin_memory)
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
 
     def draw(shape: tuple) -> np.ndarray:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -152,15 +153,19 @@ def _arguments(fn: Callable, args: tuple, kwargs: dict) -> list:
     return list(bound.arguments.values())
 
 
+#: arguments a graph is guarded on by value (functions and classes by identity, as PyTorch's ID_MATCH)
+_GUARDED_BY_VALUE = (bool, int, float, str, type, types.FunctionType, types.BuiltinFunctionType)
+
+
 def _guards(held: tuple, fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, list]:
     """What PyTorch's guards check of a call of ``fn`` (and a module's parameters and buffers,
     ``held``): grad mode, each tensor's dtype, ``requires_grad`` and sizes, the arguments'
-    nesting, and each other argument's type and (a bool, ``None``, string or number) value;
-    and the tensors, in that order."""
+    nesting, and each other argument's type and (a bool, ``None``, string, number, function
+    or class) value; and the tensors, in that order."""
     leaves, spec = tree_flatten(_arguments(fn, args, kwargs))
     tensors = [*held, *(t for t in leaves if isinstance(t, Tensor))]
     values = tuple(
-        (type(v), v) if v is None or isinstance(v, (bool, int, float, str)) else (type(v),)
+        (type(v), v) if v is None or isinstance(v, _GUARDED_BY_VALUE) else (type(v),)
         for v in leaves
         if not isinstance(v, Tensor)
     )

@@ -5,8 +5,9 @@ the names libraries reach for, each answering as the CPU build does: usage loggi
 unless asked for, so it does nothing), the current accelerator and default device (the
 CPU), ``Generator``, the ``__torch_function__`` opt-out and ``_nn._parse_to`` (how
 ``Tensor.to`` reads its arguments), the distributed errors (``_DistStoreError`` & co,
-which are ``torch.distributed``'s ``DistStoreError`` & co) and ``_distributed_c10d`` (the
-C10d classes: process groups, stores, DDP's ``Reducer``).
+which are ``torch.distributed``'s ``DistStoreError`` & co), ``_LinAlgError`` (which is
+``torch.linalg.LinAlgError``) and ``_distributed_c10d`` (the C10d classes: process groups,
+stores, DDP's ``Reducer``).
 """
 
 from __future__ import annotations
@@ -76,4 +77,8 @@ def __getattr__(name: str) -> Any:
         from ..distributed.base import errors
 
         return getattr(errors, name[1:])
+    if name == "_LinAlgError":  # (``torch.linalg.LinAlgError``)
+        from ..ops.linalg_decomp import LinAlgError
+
+        return LinAlgError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

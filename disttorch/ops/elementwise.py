@@ -1100,11 +1100,7 @@ class Where(Function):
         try:
             out = _split(np.where, c, xa, xb)
         except ValueError:
-            raise RuntimeError(
-                f"shape mismatch: condition {list(c.shape)}, input "
-                f"{list(np.shape(xa))} and other {list(np.shape(xb))} do not "
-                f"broadcast"
-            ) from None
+            raise broadcast_error(c.shape, np.shape(xa), np.shape(xb)) from None
         if ctx.needs_input_grad:
             ctx.cond = c
         return out if out.dtype == rt else out.astype(rt)

@@ -159,7 +159,36 @@ def _as_view_index(index: Any) -> tuple:
     return items if any(i is Ellipsis for i in items) else items + (Ellipsis,)
 
 
-def _index_error(e: Exception) -> IndexError:
+def _mask_error(shape: tuple, index: Any) -> IndexError | None:
+    """PyTorch's error for the first boolean mask in ``index`` whose shape does not match
+    the dims of ``shape`` it covers (naming the mask's dim and the tensor's; a None in the
+    index is a new dim of size 1 there)."""
+    items = index if isinstance(index, tuple) else (index,)
+    dims = [
+        i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 0 if i is None or i is Ellipsis else 1
+        for i in items
+    ]
+    indexed, dim = list(shape), 0
+    for item, used in zip(items, dims):
+        if item is Ellipsis:  # (it covers the dims the other items leave)
+            dim += len(shape) - sum(dims)
+        elif item is None:
+            indexed.insert(dim, 1)
+            dim += 1
+        elif isinstance(item, np.ndarray) and item.dtype == bool:
+            for j, size in enumerate(item.shape):
+                if dim + j < len(indexed) and indexed[dim + j] != size:
+                    return IndexError(
+                        f"The shape of the mask {list(item.shape)} at index {j} does not match the shape "
+                        f"of the indexed tensor {indexed} at index {dim + j}"
+                    )
+            dim += used
+        else:
+            dim += used
+    return None
+
+
+def _index_error(e: Exception, shape: tuple = (), index: Any = ()) -> IndexError:
     msg = str(e).replace("axis", "dimension")
     if "array is 0-dimensional" in msg:
         return IndexError(
@@ -167,7 +196,9 @@ def _index_error(e: Exception) -> IndexError:
             "to convert a 0-dim tensor to a number"
         )
     if "boolean index did not match" in msg:
-        return IndexError(f"The shape of the mask does not match the shape of the indexed tensor: {msg}")
+        return _mask_error(shape, index) or IndexError(
+            f"The shape of the mask does not match the shape of the indexed tensor: {msg}"
+        )
     if msg.startswith("shape mismatch: indexing arrays could not be broadcast"):
         # NumPy's "(3,2) (5,) " as PyTorch writes them: "[3, 2], [5]"
         shapes = [[int(n) for n in dims.split(",") if n] for dims in re.findall(r"\(([\d,]*)\)", msg)]
@@ -192,7 +223,7 @@ class Slice(Function):
         try:
             return x[index]
         except IndexError as e:
-            raise _index_error(e) from None
+            raise _index_error(e, x.shape, index) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -212,7 +243,7 @@ class Index(Function):
         try:
             return np.ascontiguousarray(x[index])
         except IndexError as e:
-            raise _index_error(e) from None
+            raise _index_error(e, x.shape, index) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -341,7 +372,7 @@ def _read(input: Tensor, idx: Any) -> Tensor:
         try:  # errors name dims of ``input``, as for one step
             input._data[view]
         except IndexError as e:
-            raise _index_error(e) from None
+            raise _index_error(e, input._data.shape, view) from None
         for step, name in steps:  # one node per step, as PyTorch's graph has
             input = named_node(Slice.apply(input, step), name)
         return input
@@ -401,7 +432,7 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
     try:
         target[index] = value
     except IndexError as e:
-        raise _index_error(e) from None
+        raise _index_error(e, target.shape, index) from None
     except ValueError:
         alias = None if target.flags.writeable else writable_alias(target)
         if alias is not None and _writes_each_address_once(target, index):
@@ -518,8 +549,10 @@ def _check_long(index: Tensor, op: str) -> np.ndarray:
     if op == "take":
         if dtype != np.int64:
             raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(dtype)}")
-    elif dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    elif dtype not in (np.int64, np.int32):  # (the scatters' shared check names ``scatter``)
+        raise RuntimeError(
+            f"{'scatter' if op.startswith('scatter') else op}(): Expected dtype int32/int64 for index"
+        )
     return index._data
 
 
@@ -676,10 +709,10 @@ def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -
     x = input._data
     d = wrap_dim(dim, x.ndim)
     idx = _check_long(index, op)
+    if isinstance(src, Tensor) and src._data.dtype != x.dtype:  # (before the shapes, as PyTorch's)
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # every variant
     _check_gather_shapes(x, idx, d, op, src._data if isinstance(src, Tensor) else None)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    if isinstance(src, Tensor) and src._data.dtype != x.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # every variant
     return d
 
 
@@ -792,6 +825,46 @@ def _checked_vector_index(input: Tensor, dim: int, index: Tensor, op: str) -> tu
     return d, np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx
 
 
+def check_index_source(op: str, shape: tuple, d: int, n: int, source: tuple) -> None:
+    """PyTorch's checks of ``op``'s (``index_add`` or ``index_copy``) ``source`` shape against
+    the input's ``shape`` along ``d`` with ``n`` indices, and their errors."""
+    if op == "index_add":
+        if source and d >= len(source):
+            raise RuntimeError(
+                f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim {len(source)}"
+            )
+        if source and n != source[d]:
+            raise RuntimeError(
+                f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): ({source[d]}), for dim: {d}"
+            )
+        if not source and n != 1 and shape:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        if len(source) != len(shape) or any(a != b for i, (a, b) in enumerate(zip(shape, source)) if i != d):
+            raise RuntimeError(
+                "source tensor shape must match self tensor shape, excluding the specified dimension. "
+                f"Got self.shape = {list(shape)} source.shape = {list(source)}"
+            )
+        return
+    if source and shape and len(source) != len(shape):
+        raise IndexError(
+            f"{op}_(): When source and destination are not scalars, their dimensionality must match. "
+            f"Source dimensionality ({len(source)}), destination dimensionality ({len(shape)})"
+        )
+    if not source and n != 1:
+        raise IndexError(f"{op}_(): When source is scalar, index should have one element (got {n})")
+    sliced, source_sliced = shape[:d] + shape[d + 1 :], source[:d] + source[d + 1 :]
+    if sliced != source_sliced:
+        raise RuntimeError(
+            f"{op}_(): Source/destination tensor must have same slice shapes. Destination slice shape: "
+            f"{' '.join(map(str, sliced))} at dimension {d} and source slice shape: "
+            f"{' '.join(map(str, source_sliced))} at dimension 0."
+        )
+    if source and n != source[d]:
+        raise IndexError(
+            f"{op}_(): Number of indices ({n}) should be equal to source.size(dim) ({source[d]})"
+        )
+
+
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
     d, idx = _checked_vector_index(input, dim, index, "index_select")
@@ -805,13 +878,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     ``index`` (repeats accumulate)."""
     require_source_dtype("index_add", input, source)
     d, idx = _checked_vector_index(input, dim, index, "index_add")
-    expected = input._data.shape[:d] + (idx.size,) + input._data.shape[d + 1 :]
-    if source._data.shape != expected and not (source._data.ndim == 0 and idx.size == 1):
-        raise RuntimeError(
-            f"index_add_(): Source/destination tensor must have same slice "
-            f"shapes. Destination slice shape: {list(expected)} and source slice "
-            f"shape: {list(source._data.shape)}"
-        )
+    check_index_source("index_add", input._data.shape, d, idx.size, source._data.shape)
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 
@@ -882,7 +949,7 @@ class MaskedSelect(Function):
         try:
             x, m = np.broadcast_arrays(a._data, mask._data)
         except ValueError:
-            raise broadcast_error(a._data.shape, mask._data.shape) from None
+            raise broadcast_error(mask._data.shape, a._data.shape) from None  # (the mask first, as PyTorch)
         ctx.shape, ctx.mask = x.shape, m
         return x[m]
 

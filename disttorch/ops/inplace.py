@@ -188,8 +188,12 @@ def _write(t: Tensor, values: Any, where: Any = True, expanded_ok: bool = False)
             return
         if not dst.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
+        try:
+            wider = np.broadcast_shapes(dst.shape, np.shape(values))
+        except ValueError:  # (shapes that do not broadcast at all: PyTorch's size message)
+            raise broadcast_error(dst.shape, np.shape(values)) from None
         raise RuntimeError(
-            f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(np.shape(values))}"
+            f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(wider)}"
         ) from None
 
 
@@ -887,8 +891,8 @@ def _check_copy_shape(shape: tuple, src: tuple) -> None:
     if len(src) > len(shape) or any(s != 1 and s != d for s, d in zip(src, tail)):
         try:
             wanted = list(np.broadcast_shapes(shape, src))
-        except ValueError:
-            wanted = list(src)
+        except ValueError:  # (shapes that do not broadcast at all: PyTorch's size message)
+            raise broadcast_error(shape, src) from None
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {wanted}")
 
 

@@ -213,11 +213,28 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return input.unsqueeze(1) * vec2.unsqueeze(0)  # a product: promotes dtypes as PyTorch's
 
 
+def check_addmm_dtypes(x: np.dtype, w: np.dtype, b: np.dtype | None) -> None:
+    """PyTorch's errors for a matrix product's operands of different dtypes: those of
+    ``addmm`` with an added ``b`` (``mat1`` against ``mat2``, then ``self`` against ``mat2``),
+    of ``mm`` without."""
+    if b is None and x != w:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {c_type_name(x)} != {c_type_name(w)}"
+        )
+    for first, name in ((x, "mat1"), (b, "self")):
+        if b is not None and first != w:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got {scalar_type_name(first)} and {scalar_type_name(w)}"
+            )
+
+
 @autocast_op("lower")
 @scales_first
 @computed_in_float32
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
+    if not any(isinstance(t, SparseBase) for t in (input, mat1, mat2)):
+        check_addmm_dtypes(mat1._data.dtype, mat2._data.dtype, input._data.dtype)
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha

@@ -23,8 +23,12 @@ from ..kernels.lu import lu_factor_np
 from ..kernels.threads import lapack
 
 
-class LinAlgError(RuntimeError):
-    """Raised when a matrix is singular or not positive-definite (``torch.linalg.LinAlgError``)."""
+class _LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (``torch.linalg.LinAlgError``,
+    named ``_LinAlgError`` as PyTorch's, which is ``torch._C._LinAlgError``)."""
+
+
+LinAlgError = _LinAlgError
 
 
 def _T(x: np.ndarray) -> np.ndarray:

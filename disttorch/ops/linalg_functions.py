@@ -187,11 +187,9 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor
     n = A._data.shape[-1]
     rows, cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
     if (rows if left else cols) != n:
-        side = "rows" if left else "columns"
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation "
-            f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and {rows}x{cols}): "
-            f"B must have {n} {side}"
+            f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and {rows}x{cols})"
         )
     if vector:
         return Solve.apply(A, B.unsqueeze(-1), True).squeeze(-1)

@@ -61,7 +61,7 @@ from .dtype_rules import (
 from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
-from .indexing import _checked_vector_index, gather
+from .indexing import _checked_vector_index, check_index_source, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .linalg_low_precision import refuse_low_precision
@@ -1598,6 +1598,10 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     no_complex(input, "\"aminmax_cpu\" not implemented for 'ComplexFloat'")
     refuse_kernel("histogram_cpu", input, "biu")
     x = input._data
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
     lo, hi = (float(x.min()), float(x.max())) if min == 0 and max == 0 and x.size else (min, max)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
@@ -1704,6 +1708,17 @@ def repeat_interleave(
     x = input if dim is not None else input.reshape(-1)
     d = 0 if dim is None else dim % x.dim()
     reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    if reps.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if reps.ndim == 1 and reps.size != x.shape[d]:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = {reps.size} "
+            f"and input.size({d}) = {x.shape[d]}"
+        )
+    if (reps < 0).any():
+        raise RuntimeError(
+            "repeats can not be negative" if isinstance(repeats, Tensor) else "Repeats must be non-negative"
+        )
     idx = np.repeat(np.arange(x.shape[d]), np.broadcast_to(reps, (x.shape[d],)))
     return x.index_select(d, Tensor._make(idx.astype(np.int64)))
 
@@ -1993,6 +2008,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
     require_source_dtype("index_copy", input, source)
     d, idx = _checked_vector_index(input, dim, index, "index_copy")
+    check_index_source("index_copy", input._data.shape, d, idx.size, source._data.shape)
     return _scatter_into(input, (slice(None),) * d + (index,), source)
 
 
@@ -2044,6 +2060,8 @@ def histogram(
 ) -> tuple:
     """``(hist, bin_edges)`` of ``input`` (no gradient)."""
     b = bins._data if isinstance(bins, Tensor) else bins
+    if isinstance(b, int) and b <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension 0")
     h, edges = np.histogram(
         input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
     )

@@ -196,7 +196,7 @@ def scatter_reduce(
             raise TypeError(f"scatter_reduce(): argument '{name}' must be Tensor, not {type(t).__name__}")
     x, idx = input._data, index._data
     if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError("scatter_reduce(): Expected dtype int32/int64 for index")
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")  # (PyTorch's shared check)
     if src._data.dtype != x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_mean_dtype(x, reduce, "scatter_reduce")

@@ -833,7 +833,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def flattened_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple | None:
     """The shape ``flatten(start_dim, end_dim)`` gives a tensor of ``shape`` (None: unchanged)."""
-    if not shape:
+    if not shape:  # (the dims are checked as those of a 1-D tensor)
+        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)
         return (1,)
     s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
     if s > e:
@@ -904,9 +905,15 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, len(shape))
     start = int(start)
+    if not -shape[d] <= start <= shape[d]:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-shape[d]}, {shape[d]}], but got {start})"
+        )
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += shape[d]
-    if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
+    if start + length > shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
     return Narrow.apply(input, d, start, int(length))
 

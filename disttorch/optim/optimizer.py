@@ -16,6 +16,7 @@ import contextlib
 import functools
 import os
 import threading
+import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
@@ -291,7 +292,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of "
-                f"Tensors or dicts, but got {type(params).__name__}"
+                f"Tensors or dicts, but got {params.type()}"
             )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
@@ -369,8 +370,12 @@ class Optimizer:
                     f"parameter group didn't specify a value of required optimization parameter {name}"
                 )
             group.setdefault(name, default)
-        if len({id(p) for p in params}) != len(params):
-            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+        if len({id(p) for p in params}) != len(params):  # (PyTorch warns, and steps each copy)
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an "
+                "error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         existing = set()
         for g in self.param_groups:
             existing.update(id(p) for p in g["params"])
@@ -510,8 +515,8 @@ class Optimizer:
         start = 0
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
-            for i, p in enumerate(g["params"], start):
-                index.setdefault(id(p), i)
+            # (a parameter twice in a group takes its last position, as PyTorch's mapping)
+            index.update({id(p): i for i, p in enumerate(g["params"], start) if id(p) not in index})
             packed["params"] = [index[id(p)] for p in g["params"]]
             start += len(packed["params"])
             groups.append(packed)

@@ -37,6 +37,34 @@ def test_tensor_from_nested_tensors_and_scalars():
         torch.tensor("abc")
 
 
+RAGGED = [
+    [[1, 2], [3]],
+    [[1, 2], 3],
+    [[[1], [2]], [[3], [4, 5]]],
+    [[1.0, 2], [3, 4, 5]],
+    [[1, 2], []],
+    [[1, 2], (3,)],
+]
+
+
+def _ragged_errors(lib) -> list:
+    seen = []
+    for data in [*RAGGED, [np.ones(2), np.ones(3)]]:
+        with pytest.raises((TypeError, ValueError)) as e:
+            lib.tensor(data)
+        seen.append((type(e.value).__name__, str(e.value)))
+    return seen
+
+
+def test_uneven_nested_sequences_fail_with_pytorchs_words():
+    # was NumPy's "setting an array element with a sequence. The requested array has an
+    # inhomogeneous shape after 1 dimensions..."
+    real = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's: a list of ndarrays is slow)
+        assert _ragged_errors(torch) == _ragged_errors(real)
+
+
 def _copy_construct_warnings(lib):
     """What ``tensor(t)`` / ``t.new_tensor(t)`` warn, each line once, and where."""
     x = lib.ones(2)

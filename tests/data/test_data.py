@@ -66,8 +66,10 @@ def test_tensor_dataset_subset_concat_random_split():
     assert len(cat) == 20 and cat[13][0].item() == 3
     a, b = random_split(ds, [7, 3], generator=dt.Generator().manual_seed(0))
     assert sorted(a.indices + b.indices) == list(range(10))
-    with pytest.raises(ValueError, match="Size mismatch"):
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
         TensorDataset(dt.arange(3), dt.arange(4))
+    with pytest.raises(RuntimeError, match=r"equal size, but got \[2\] at entry 0 and \[3\] at entry 1$"):
+        next(iter(DataLoader([dt.ones(2), dt.ones(3)], batch_size=2)))  # (torch.stack's words)
 
 
 def test_samplers_are_seeded_and_batched():

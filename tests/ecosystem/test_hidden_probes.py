@@ -17,7 +17,10 @@ transformers' generate variants; accelerate's meta-device loading and offloading
 grad-sample modes, DP recurrent layers and accountants; PyG's attention convolutions, autoencoders and explainer;
 torchmetrics' image, text, retrieval, audio and clustering metrics, where the signal-distortion
 ratio's ``flip(dims=...)`` failed before a fix; timm's models and transforms over disttorch's torchvision; timm's training kit, where FX feature extraction
-failed before ``torchvision.models.feature_extraction``). A probe skips when its library is not installed in
+failed before ``torchvision.models.feature_extraction``; BERT masked-LM with its collator, T5 and
+BART beam search with ``no_repeat_ngram_size``, GPT-2 with gradient checkpointing; accelerate's
+checkpoint naming, accumulation over two models and LocalSGD; einops layers and ``pack``/``unpack``
+with einx, safetensors' shared-storage checks and slices, and datasets into a DataLoader). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 

@@ -217,6 +217,7 @@ def test_errors():
     info = dt.linalg.cholesky_ex(dt.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])).info
     assert info.numpy().tolist() == [0, 2]
     assert issubclass(dt.linalg.LinAlgError, RuntimeError)
+    assert dt.linalg.LinAlgError.__name__ == "_LinAlgError" and dt._C._LinAlgError is dt.linalg.LinAlgError
 
 
 @pytest.mark.parity

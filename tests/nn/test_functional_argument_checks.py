@@ -72,3 +72,72 @@ def test_unfold_fold_geometry_checks_in_pytorchs_order():
         F.unfold(dt.ones(1, 1, 3, 3, dtype=dt.int64), 2)
     with pytest.raises(NotImplementedError, match="\"reflection_pad2d\" not implemented for 'Bool'"):
         F.pad(dt.ones(1, 1, 3, 3, dtype=dt.bool), (1, 1, 1, 1), mode="reflect")
+
+
+def _mixed_dtype_errors(lib) -> list:
+    """What linear, addmm, convolutions and attention raise for operands of different dtypes."""
+    f, d, h = lib.float32, lib.float64, lib.float16
+    fn = lib.nn.functional
+
+    def t(*shape, dtype=f):
+        return lib.ones(shape, dtype=dtype)
+
+    calls = [
+        lambda: fn.linear(t(2, 2, dtype=d), t(3, 2)),
+        lambda: fn.linear(t(4, 2, 2, dtype=d), t(3, 2), t(3)),
+        lambda: fn.linear(t(2, 2), t(3, 2), t(3, dtype=d)),
+        lambda: fn.linear(t(2, 2, dtype=h), t(3, 2)),
+        lambda: fn.linear(t(2, dtype=lib.int64), t(3, 2), t(3)),
+        lambda: lib.addmm(t(3), t(2, 2, dtype=d), t(2, 3)),
+        lambda: fn.conv2d(t(1, 1, 5, 5, dtype=d), t(1, 1, 3, 3)),
+        lambda: fn.conv2d(t(1, 1, 5, 5, dtype=d), t(1, 1, 3, 3), t(1)),
+        lambda: fn.conv1d(t(1, 1, 5), t(1, 1, 3), t(1, dtype=d)),
+        lambda: fn.conv2d(t(1, 1, 5, 5, dtype=d), t(1, 1, 3, 3), t(1, dtype=d)),
+        lambda: fn.conv_transpose1d(t(1, 1, 5, dtype=d), t(1, 1, 3), t(1)),
+        lambda: fn.scaled_dot_product_attention(t(1, 2, 3), t(1, 2, 3, dtype=d), t(1, 2, 3)),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises(RuntimeError) as e:
+            call()
+        seen.append(str(e.value))
+    return seen
+
+
+def test_operands_of_different_dtypes_fail_with_pytorchs_words(torch):
+    # linear with a bias said mm's words (addmm's are PyTorch's), and computed a float16 input
+    # with a float32 weight; convolutions added "(input is float64, weight is float32)" and
+    # checked the weight before the bias; attention named only the key
+    assert _mixed_dtype_errors(dt) == _mixed_dtype_errors(torch)
+
+
+def _rank_errors(lib) -> list:
+    """Pooling inputs of a wrong rank (each kernel words it its own way), flatten of a 0-dim
+    tensor, pad_sequence of mismatched trailing sizes, weight_norm of a missing name."""
+    fn, x1, x2 = lib.nn.functional, lib.ones(4), lib.ones(2, 2)
+    calls = [
+        lambda: fn.max_pool1d(x1, 2),
+        lambda: fn.max_pool2d(x2, 2),
+        lambda: fn.avg_pool1d(x1, 2),
+        lambda: fn.avg_pool2d(x2, 2),
+        lambda: fn.avg_pool3d(lib.ones(2, 2, 2), 2),
+        lambda: fn.adaptive_avg_pool1d(x1, 2),
+        lambda: fn.adaptive_max_pool2d(lib.ones(2), 2),
+        lambda: fn.adaptive_avg_pool2d(lib.ones(2), (2, 2)),
+        lambda: lib.nn.Flatten()(lib.tensor(1.0)),
+        lambda: lib.nn.utils.rnn.pad_sequence([lib.ones(2, 3), lib.ones(2, 4)]),
+        lambda: lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(2, 2), name="foo"),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises((RuntimeError, IndexError, ValueError)) as e:
+            call()
+        seen.append((type(e.value).__name__, str(e.value)))
+    return seen
+
+
+def test_wrong_ranks_and_shapes_fail_with_pytorchs_words(torch):
+    # pooling said one message of disttorch's for every op, flatten of a 0-dim tensor took any
+    # dim, pad_sequence wrote the sizes as tuples ("tensor a ((3,))"), weight_norm used
+    # orthogonal's words
+    assert _rank_errors(dt) == _rank_errors(torch)

@@ -109,6 +109,12 @@ def test_multihead_attention_parameters_init_and_shapes():
     assert out.shape == (3, 5, 8)
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         nn.MultiheadAttention(6, 4)
+    with pytest.raises(AssertionError, match="key's sequence and batch dims .* do not match value's"):
+        sep(dt.randn(3, 5, 8), dt.randn(3, 7, 4), dt.randn(3, 6, 6))
+    with pytest.raises(
+        AssertionError, match=r"key shape (torch|disttorch)\.Size\(\[4, 2, 8\]\) does not match value"
+    ):
+        mha(x[:2], dt.randn(4, 2, 8), dt.randn(5, 2, 8))  # (PyTorch's: the whole shapes must be equal)
 
 
 def test_multihead_attention_masks_hide_keys():

@@ -88,10 +88,27 @@ def test_setattr_registers_and_delattr_removes():
 
 def test_assigning_non_parameter_to_parameter_slot_raises():
     m = Leaf()
-    with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'w'"):
+    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' as parameter 'w'"):
         m.w = dt.ones(2)
     m.w = None
     assert m.w is None and list(m.parameters()) == []
+
+
+def _wrong_assignments(lib) -> list:
+    m = lib.nn.Linear(2, 2)
+    m.register_buffer("b", lib.ones(1))
+    m.add_module("c", lib.nn.Identity())
+    seen = []
+    for name, value in [("weight", lib.ones(2).long()), ("weight", 3), ("c", lib.ones(1)), ("b", 3)]:
+        with pytest.raises(TypeError) as e:
+            setattr(m, name, value)
+        seen.append(str(e.value).replace(lib.__name__ + ".", "torch."))
+    return seen
+
+
+def test_wrong_assignments_to_module_slots_raise_pytorchs_words(torch):
+    # was "cannot assign 'Tensor' as parameter 'weight' (disttorch.nn.Parameter or None expected)"
+    assert _wrong_assignments(dt) == _wrong_assignments(torch)
 
 
 def test_registration_errors():

@@ -137,7 +137,10 @@ def test_unbatched_pooling():
             lambda: F.max_pool2d(dt.randn(1, 3, 1, 1), 2),
             "Given input size: (3x1x1). Calculated output size: (3x0x0). Output size is too small",
         ),
-        (lambda: F.max_pool2d(dt.randn(2, 3), 2), "Expected 3D or 4D (batch mode) tensor"),
+        (
+            lambda: F.max_pool2d(dt.randn(2, 3), 2),
+            "non-empty 3D or 4D (batch mode) tensor expected for input",
+        ),
         (lambda: F.max_pool2d(dt.randn(1, 3, 5, 5), 2, stride=0), "stride should not be zero"),
         (lambda: F.adaptive_avg_pool2d(dt.randn(3), 2), "Expected 3D or 4D tensor, but got [3]"),
     ],

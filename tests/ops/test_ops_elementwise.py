@@ -346,6 +346,22 @@ def test_where_with_tensors_and_scalars():
         dt.where(dt.tensor([1, 0]), a, b)
 
 
+def _where_broadcast_errors(lib) -> list:
+    shapes = [((3,), (2,), (3,)), ((1,), (2,), (3,)), ((2, 3), (3,), (2, 1, 4)), ((2,), (3,), None)]
+    seen = []
+    for c, a, b in shapes:
+        other = 1.0 if b is None else lib.ones(b)
+        with pytest.raises(RuntimeError) as e:
+            lib.where(lib.ones(c).bool(), lib.ones(a), other)
+        seen.append(str(e.value))
+    return seen
+
+
+def test_where_shapes_that_do_not_broadcast_fail_as_pytorch(torch):
+    # was "shape mismatch: condition [1], input [2] and other [3] do not broadcast"
+    assert _where_broadcast_errors(dt) == _where_broadcast_errors(torch)
+
+
 def test_pow_gradients_at_zero_base_and_zero_exponent():
     base = leaf([0.0, 2.0])
     exponent = leaf([2.0, 3.0])

@@ -549,3 +549,59 @@ def test_list_index_read_as_a_tuple_warns_as_pytorch(torch):
     """A short list holding a slice, None, ... or a sequence is a tuple of indices, with
     PyTorch's deprecation warning (chenyuntc's book indexes ``a[[0, None]]``)."""
     assert _sequence_index_warnings(dt) == _sequence_index_warnings(torch)
+
+
+SOURCES = [
+    ((2, 3), 0, [0], (2, 3)),
+    ((2, 3), 0, [0, 1], (2, 4)),
+    ((2, 3), 1, [0], (3, 1)),
+    ((2, 3), 0, [0], (3,)),
+]
+SOURCES += [
+    ((2, 3), 0, [0], ()),
+    ((2, 3), 1, [0, 2], (2,)),
+    ((4,), 0, [0, 1], ()),
+    ((2, 3, 4), 1, [0], (3, 1, 4)),
+]
+
+
+def _index_source_errors(lib) -> list:
+    seen = []
+    for op in ("index_add_", "index_copy_"):
+        for shape, dim, index, source in SOURCES:
+            with pytest.raises((IndexError, RuntimeError)) as e:
+                getattr(lib.zeros(shape), op)(dim, lib.tensor(index), lib.ones(source))
+            seen.append((type(e.value).__name__, str(e.value)))
+    return seen
+
+
+def test_index_add_and_copy_source_shape_errors_as_pytorchs(torch):
+    # were "index_add_(): Source/destination tensor must have same slice shapes..." for every
+    # mismatch, and NumPy's broadcast error for index_copy_
+    assert _index_source_errors(dt) == _index_source_errors(torch)
+
+
+def _mask_errors(lib) -> list:
+    x, seen = lib.zeros(2, 3, 4), []
+    m3, m2 = lib.tensor([True, False, True]), lib.tensor([True, False])
+    for index in [
+        m3,
+        (slice(None), m2),
+        lib.ones(2, 2).bool(),
+        (m3, 0),
+        (Ellipsis, m3),
+        (None, m3),
+        (0, slice(None), m2),
+    ]:
+        with pytest.raises(IndexError) as e:
+            x[index]
+        seen.append(str(e.value))
+    with pytest.raises(IndexError) as e:
+        x[m3] = 1.0
+    return [*seen, str(e.value)]
+
+
+def test_masks_of_the_wrong_shape_fail_with_pytorchs_words(torch):
+    # was "The shape of the mask does not match the shape of the indexed tensor: boolean index
+    # did not match indexed array along dimension 0; ..." (NumPy's words)
+    assert _mask_errors(dt) == _mask_errors(torch)

@@ -164,6 +164,10 @@ def test_in_place_shape_errors():
         RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"
     ):
         x.add_(dt.ones(2, 3))
+    with pytest.raises(
+        RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(4\) at non-singleton"
+    ):
+        x.copy_(dt.ones(4))  # (shapes that do not broadcast at all: PyTorch's size message)
     e = dt.zeros(3, 1).expand(3, 4)
     with pytest.raises(
         RuntimeError,

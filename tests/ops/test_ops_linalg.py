@@ -489,3 +489,58 @@ def test_einsum_of_one_or_three_operands_and_without_bmm_is_laid_out_as_pytorchs
 @pytest.mark.parity
 def test_more_einsum_layouts_match_pytorch(torch):
     assert _more_einsum_layouts(dt) == _more_einsum_layouts(torch)
+
+
+def _wording(lib) -> list:
+    """Errors whose words (not only types) programs print: scatters' index dtype, masked_select's
+    broadcast, histograms' bins and range, solve's shapes, einsum's sizes."""
+    calls = [
+        lambda: lib.zeros(2).scatter_add_(0, lib.tensor([0.0]), lib.ones(1)),
+        lambda: lib.zeros(2).scatter_reduce_(0, lib.tensor([0.0]), lib.ones(1), "sum"),
+        lambda: lib.ones(2, 3).masked_select(lib.tensor([True, False])),
+        lambda: lib.ones(5).histc(bins=0),
+        lambda: lib.ones(5).histc(bins=3, min=2, max=1),
+        lambda: lib.histogram(lib.ones(5), bins=-1),
+        lambda: lib.linalg.solve(lib.eye(3), lib.ones(4, 2)),
+        lambda: lib.einsum("ij,jk->ik", lib.ones(2, 3), lib.ones(4, 5)),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises(RuntimeError) as e:
+            call()
+        seen.append(str(e.value))
+    return seen
+
+
+def test_errors_worded_as_pytorchs(torch):
+    # scatter_add_ named itself, masked_select put the input first, histc/histogram raised
+    # NumPy's ValueError, solve and einsum added words of their own
+    assert _wording(dt) == _wording(torch)
+
+
+def _shape_argument_errors(lib) -> list:
+    """narrow's start and length, repeat_interleave's repeats, randperm's n, scatter's src dtype."""
+    x = lib.ones(2, 3)
+    calls = [
+        lambda: x.narrow(0, -3, 1),
+        lambda: x.narrow(0, 0, -1),
+        lambda: x.narrow(0, -1, 2),
+        lambda: lib.ones(3).repeat_interleave(lib.tensor([1, 2])),
+        lambda: lib.ones(3).repeat_interleave(lib.tensor([[1, 2, 3]])),
+        lambda: lib.ones(3).repeat_interleave(lib.tensor([1, -1, 2])),
+        lambda: lib.ones(3).repeat_interleave(-1),
+        lambda: lib.randperm(-5),
+        lambda: lib.ones(2, 2).scatter(1, lib.tensor([[0], [1]]), lib.ones(1, 1).long()),
+    ]
+    seen = []
+    for call in calls:
+        with pytest.raises((IndexError, RuntimeError)) as e:
+            call()
+        seen.append((type(e.value).__name__, str(e.value)))
+    return seen
+
+
+def test_shape_argument_errors_as_pytorchs(torch):
+    # narrow said its sum message for a start out of range, repeat_interleave raised NumPy's
+    # broadcast error, randperm its own words, scatter checked shapes before the src dtype
+    assert _shape_argument_errors(dt) == _shape_argument_errors(torch)

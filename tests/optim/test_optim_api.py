@@ -266,3 +266,31 @@ def test_repr_of_several_groups_as_pytorchs(torch):
         opt = lib.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.05}], lr=0.1, momentum=0.9)
         reprs.append(repr(opt))
     assert reprs[0] == reprs[1] and "\n\nParameter Group 1\n" in reprs[0]
+
+
+def _duplicates(lib) -> list:
+    """A parameter twice in a group: PyTorch warns and goes on (SGD steps it once per copy);
+    its state_dict numbers it by its last position."""
+    import warnings
+
+    p, q = lib.nn.Parameter(lib.tensor([1.0, -2.0])), lib.nn.Parameter(lib.tensor([0.5]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt = lib.optim.SGD([p, q, p], lr=0.1, momentum=0.9)
+    for _ in range(2):
+        ((p * p).sum() + q.sum() * 3).backward()
+        opt.step()
+        opt.zero_grad()
+    with pytest.raises(TypeError) as e:
+        lib.optim.SGD(lib.nn.Parameter(lib.ones(1)), lr=0.1)
+    return [
+        [str(w.message) for w in caught],
+        [round(v, 5) for v in p.tolist() + q.tolist()],
+        opt.state_dict()["param_groups"][0]["params"],
+        str(e.value),
+    ]
+
+
+def test_duplicate_parameters_warn_as_pytorch(torch):
+    # a group with a parameter twice raised ValueError; a tensor for params was named 'Parameter'
+    assert _duplicates(dt) == _duplicates(torch)

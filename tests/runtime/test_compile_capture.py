@@ -142,6 +142,43 @@ def test_inputs_other_than_tensors_are_guarded_as_pytorchs(real_torch):
 
 
 @pytest.mark.parity
+def test_function_and_object_inputs_are_guarded_as_pytorchs(real_torch):
+    # a second call with a function, class or other object input failed (IndexError in the
+    # graph lookup); a function or class is guarded by identity, another object by its type
+    def run(T) -> list:
+        counters = T._dynamo.utils.counters
+        counters.clear()
+
+        def double(x):
+            return T.sin(x) * 2
+
+        def halve(x):
+            return T.cos(x) / 2
+
+        class Scale:
+            pass
+
+        def f(x, act, kind, extra):
+            y = act(x)
+            return y + 1 if isinstance(extra, kind) else y - 1
+
+        compiled = T.compile(f, backend="eager")
+        outs = []
+        for act, kind, extra in [
+            (double, Scale, Scale()),
+            (double, Scale, Scale()),
+            (halve, Scale, Scale()),
+            (halve, object, Scale()),
+            (double, Scale, object()),
+            (halve, Scale, Scale()),
+        ]:
+            outs.append(compiled(T.ones(2), act, kind, extra).tolist())
+        return [outs, dict(counters["stats"]), dict(counters["frames"])]
+
+    assert run(disttorch) == run(real_torch)
+
+
+@pytest.mark.parity
 def test_config_settings_hold_per_thread_as_pytorchs(real_torch):
     # a patch or an assignment was the process's
     def run(T) -> list:

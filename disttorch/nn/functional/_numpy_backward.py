@@ -69,10 +69,9 @@ def needed_grads(ctx: Any, k: int) -> tuple[bool, ...]:
     return tuple(a and b for a, b in zip(ctx.needs_input_grad[:k], edges_needed(ctx)[:k]))
 
 
-def check_same_dtype(x: np.ndarray, other: np.ndarray, what: str) -> None:
-    """Raise PyTorch's message when ``other`` (weight, bias, ...) differs in dtype from ``x``."""
+def check_same_dtype(x: np.ndarray, other: np.ndarray) -> None:
+    """Raise PyTorch's kernel message when ``other`` (a weight...) differs in dtype from ``x``."""
     if other.dtype != x.dtype:
         raise RuntimeError(
-            f"expected scalar type {scalar_type_name(x.dtype)} but found {scalar_type_name(other.dtype)} "
-            f"(input is {x.dtype}, {what} is {other.dtype})"
+            f"expected scalar type {scalar_type_name(x.dtype)} but found {scalar_type_name(other.dtype)}"
         )

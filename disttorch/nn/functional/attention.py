@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..._dtype import from_numpy
+from ..._dtype import c_type_name, from_numpy
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
@@ -34,7 +34,7 @@ from ...ops.linalg import bmm
 from ...ops.mathfns import baddbmm
 from ...ops.opmath import is_low
 from ...ops.shape import cat
-from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
+from ._numpy_backward import needed_grads, numpy_backward
 from .dropout import dropout
 from .linear import linear
 
@@ -268,8 +268,11 @@ def _attention(
             f"2 dims (..., L, E), got {list(q.shape)}, {list(k.shape)}, "
             f"{list(v.shape)}"
         )
-    check_same_dtype(q, k, "key")
-    check_same_dtype(q, v, "value")
+    if not q.dtype == k.dtype == v.dtype:
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{c_type_name(q.dtype)} key.dtype: {c_type_name(k.dtype)} and value.dtype: {c_type_name(v.dtype)} instead."
+        )
     batch = _batch_shape(q.shape[:-2], k.shape[:-2])  # Q Kᵀ, then (Q Kᵀ) V, as PyTorch's math
     _batch_shape(batch, v.shape[:-2])
     if q.shape[-1] != k.shape[-1]:  # the message of the product Q Kᵀ over the flattened batch
@@ -496,8 +499,12 @@ def multi_head_attention_forward(
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if key.shape[:2] != value.shape[:2]:
-        raise AssertionError(f"key shape {list(key.shape)} does not match value shape {list(value.shape)}")
+    if use_separate_proj_weight and key.shape[:2] != value.shape[:2]:
+        raise AssertionError(
+            f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}"
+        )
+    if not use_separate_proj_weight and key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
 
     # input projections
     if not use_separate_proj_weight:

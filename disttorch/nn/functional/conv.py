@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
@@ -114,7 +115,7 @@ def _check_ranks(name: str, d: int, x: np.ndarray, w: np.ndarray, weight_layout:
             f"Expected {d + 2}D weight for {name} ({weight_layout}, *kernel), "
             f"but got weight of size: {list(w.shape)}"
         )
-    check_same_dtype(x, w, "weight")
+    check_same_dtype(x, w)
     return (1,) + x.shape if x.ndim == d + 1 else x.shape
 
 
@@ -131,6 +132,10 @@ def _setup(
 ) -> _Geometry:
     """Check a convolution's arguments the way PyTorch does and work out its geometry."""
     x, w = input._data, weight._data
+    if bias is not None and bias._data.dtype != x.dtype:  # (PyTorch checks the bias first)
+        raise RuntimeError(
+            f"Input type ({c_type_name(x.dtype)}) and bias type ({c_type_name(bias._data.dtype)}) should be the same"
+        )
     xshape = _check_ranks(name, d, x, w, "out_channels, in_channels/groups")
     unbatched = x.ndim == d + 1
     stride = _ntuple(stride, d, "stride")
@@ -156,7 +161,6 @@ def _setup(
             f"{xshape[1]} channels instead"
         )
     if bias is not None:
-        check_same_dtype(x, bias._data, "bias")
         if bias._data.shape != (out_ch,):
             raise RuntimeError(
                 f"Given weight of size {list(w.shape)}, expected bias to be "

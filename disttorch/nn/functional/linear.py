@@ -3,7 +3,6 @@ and ``bilinear``."""
 
 from __future__ import annotations
 
-from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, ShownNode
@@ -11,6 +10,7 @@ from ...autograd.saved_fields import operand_fields, saved
 from ...kernels.reductions import column_sum
 from ...kernels.threads import matmul as blas_matmul
 from ...kernels.threads import matmuls
+from ...ops.linalg import check_addmm_dtypes
 from ...ops.sparse_base import SparseBase
 
 __all__ = ["linear", "bilinear"]
@@ -60,11 +60,6 @@ class LinearFunction(Function):
     @staticmethod
     def forward(ctx, x, w, b):
         xa, wa = x._data, w._data
-        if xa.dtype != wa.dtype:
-            raise RuntimeError(
-                f"expected m1 and m2 to have the same dtype, but got: "
-                f"{c_type_name(xa.dtype)} != {c_type_name(wa.dtype)}"
-            )
         if xa.ndim == 0 or xa.shape[-1] != wa.shape[1]:
             rows = xa.size // xa.shape[-1] if xa.ndim and xa.shape[-1] else 1
             cols = xa.shape[-1] if xa.ndim else 1
@@ -171,6 +166,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if weight._data.dtype.kind == "c":  # complex: through matmul, whose gradients conjugate
         out = input.matmul(weight.mT)
         return out + bias if bias is not None else out
+    check_addmm_dtypes(input._data.dtype, weight._data.dtype, None if bias is None else bias._data.dtype)
     return LinearFunction.apply(input, weight, bias)
 
 

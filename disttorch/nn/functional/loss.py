@@ -984,8 +984,8 @@ class KlDiv(Function):
         x, t = input._data, target._data
         try:
             np.broadcast_shapes(x.shape, t.shape)
-        except ValueError:
-            raise broadcast_error(x.shape, t.shape) from None
+        except ValueError:  # (PyTorch's first op is ``log(target) - input``)
+            raise broadcast_error(t.shape, x.shape) from None
         loss = elementwise(_kl_div, x, t, log_target)
         ctx.save_for_backward(input, target)
         ctx.reduction, ctx.log_target = reduction, log_target

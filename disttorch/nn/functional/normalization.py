@@ -420,8 +420,8 @@ def _check_param_dtypes(x: np.ndarray, *params: tuple[Tensor | None, str]) -> No
         if any(t.dtype != np.float32 for t, _ in given):
             raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    for t, what in given:
-        check_same_dtype(x, t, what)
+    for t, _ in given:
+        check_same_dtype(x, t)
 
 
 def _check_channel_vector(t: Tensor | None, c: int, what: str) -> None:

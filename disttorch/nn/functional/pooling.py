@@ -80,9 +80,36 @@ def _tuple(value: Any, d: int, what: str, name: str) -> tuple:
     return t
 
 
+def _rank_error(x: np.ndarray, d: int, name: str) -> Exception:
+    """PyTorch's error for an input of ``name`` (a pooling op over ``d`` dims) of another rank
+    than ``d + 1`` or ``d + 2``: each kernel words it its own way."""
+    if name in ("avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d"):
+        return RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 'self' "
+            f"(while checking arguments for {name})"
+        )
+    if name == "max_pool1d":
+        return RuntimeError(
+            f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{list(x.shape)}"
+        )
+    if name == "avg_pool2d" and x.ndim < 3:  # (its shape arithmetic reads dim -3 first)
+        return IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(x.ndim, 1)}, "
+            f"{max(x.ndim, 1) - 1}], but got -3)"
+        )
+    if name in ("max_pool2d", "max_pool3d", "avg_pool2d", "avg_pool3d"):
+        return RuntimeError(f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
+    if name == "adaptive_max_pool2d":
+        return RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}")
+    return RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(x.shape)}")
+
+
 def _check_input(x: np.ndarray, d: int, name: str) -> bool:
     """Raise unless ``x`` is ``(C, *spatial)`` or ``(N, C, *spatial)``; True if unbatched."""
-    if x.ndim not in (d + 1, d + 2) or x.size == 0 and x.ndim == d + 1:
+    if x.ndim not in (d + 1, d + 2):
+        raise _rank_error(x, d, name)
+    if x.size == 0 and x.ndim == d + 1:
         raise RuntimeError(
             f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor for input, "
             f"but got input of size: {list(x.shape)}"
@@ -616,13 +643,16 @@ class AdaptiveAvgPoolNd(Function):
 _ADAPTIVE_AVG_KERNEL = {1: "adaptive_avg_pool2d", 2: "adaptive_avg_pool2d", 3: "adaptive_avg_pool3d_cpu"}
 
 
-def _check_adaptive(x: np.ndarray, d: int, name: str) -> None:
+def _check_adaptive(x: np.ndarray, d: int, name: str, output_size: Any = None) -> None:
+    if d > 1 and isinstance(output_size, (tuple, list)) and x.ndim <= len(output_size):
+        # (PyTorch's Python wrapper reads the sizes a None keeps from the input first)
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if name.startswith("adaptive_avg") and x.dtype.kind in "biu":
         raise NotImplementedError(
             f"\"{_ADAPTIVE_AVG_KERNEL[d]}\" not implemented for '{scalar_type_name(x.dtype)}'"
         )
     if x.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(x.shape)}")
+        raise _rank_error(x, d, name)
     if any(s == 0 for s in x.shape[-d:]):
         raise RuntimeError(
             f"{name}(): Expected input to have non-zero size for non-batch "
@@ -642,7 +672,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     ``(N, C, H, W)`` or ``(C, H, W)``."""
     if input.is_quantized:
         return _adaptive_avg_pool2d_quantized(input, output_size)
-    _check_adaptive(input._data, 2, "adaptive_avg_pool2d")
+    _check_adaptive(input._data, 2, "adaptive_avg_pool2d", output_size)
     return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-2:], 2))
 
 
@@ -745,7 +775,7 @@ def _scatter_to_planes(g: np.ndarray, pos: np.ndarray, shape: tuple, d: int) -> 
 
 
 def _adaptive_max_pool(name: str, d: int, input: Tensor, output_size: Any, return_indices: bool) -> Any:
-    _check_adaptive(input._data, d, name)
+    _check_adaptive(input._data, d, name, output_size)
     out, idx = AdaptiveMaxPoolNd.apply(input, _output_size(output_size, input._data.shape[-d:], d))
     return (out, idx) if return_indices else out
 
@@ -802,7 +832,7 @@ def avg_pool3d(
 @autocast_op("fp32")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed ``(D_out, H_out, W_out)`` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
-    _check_adaptive(input._data, 3, "adaptive_avg_pool3d")
+    _check_adaptive(input._data, 3, "adaptive_avg_pool3d", output_size)
     return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-3:], 3))
 
 

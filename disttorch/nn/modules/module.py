@@ -19,7 +19,9 @@ import numpy as np
 
 from ... import __future__ as _future
 from ... import _creation, _dtype
+from ..._buffers import typename
 from ..._compile import check_arguments
+from ..._public_name import package_name
 from ..._tensor import Tensor, _wants_meta
 from ...autograd import grad_mode
 from ...utils._swap_tensors import swap_tensors
@@ -337,8 +339,8 @@ class Module(StateDictHooks):
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                    f"(disttorch.nn.Parameter or None expected)"
+                    f"cannot assign '{typename(value)}' as parameter '{name}' "
+                    f"({package_name()}.nn.Parameter or None expected)"
                 )
             self.register_parameter(name, value)
         elif isinstance(value, Module):
@@ -350,8 +352,8 @@ class Module(StateDictHooks):
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
-                    f"(disttorch.nn.Module or None expected)"
+                    f"cannot assign '{typename(value)}' as child module '{name}' "
+                    f"({package_name()}.nn.Module or None expected)"
                 )
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
@@ -362,8 +364,8 @@ class Module(StateDictHooks):
         elif "_buffers" in d and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                    f"(disttorch.Tensor or None expected)"
+                    f"cannot assign '{typename(value)}' as buffer '{name}' "
+                    f"({package_name()}.nn.Buffer, {package_name()}.Tensor or None expected)"
                 )
             d["_buffers"][name] = value
         else:

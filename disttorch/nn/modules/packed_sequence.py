@@ -22,6 +22,7 @@ import numpy as np
 from ... import _creation
 from ... import _dtype as _dtypes
 from ..._tensor import Tensor
+from ...ops._helpers import broadcast_error
 from ...ops.comparison import sort
 from ...ops.indexing import index_select
 from ...ops.shape import cat
@@ -282,11 +283,8 @@ def pad_sequence(
         raise RuntimeError("received an empty list of sequences")
     trail = tuple(sequences[0].shape[1:])
     for s in sequences:
-        if tuple(s.shape[1:]) != trail:
-            raise RuntimeError(
-                f"The size of tensor a ({trail}) must match the size of tensor b "
-                f"({tuple(s.shape[1:])}) at non-singleton dimension 1"
-            )
+        if tuple(s.shape[1:]) != trail:  # (PyTorch copies each into its slot of the first's shape)
+            raise broadcast_error((s.shape[0], *trail), tuple(s.shape))
     lens = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     t_max = int(lens.max())
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])

@@ -46,8 +46,10 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     ``dim``; None: the whole tensor). ``g`` and ``v`` are
     ``module.parametrizations.<name>.original0`` and ``original1``."""
     weight = getattr(module, name, None)
-    if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")  # noqa: TRY004
+    if not isinstance(weight, Tensor):  # (PyTorch's register_parametrization says it)
+        raise ValueError(  # noqa: TRY004
+            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with name '{name}'"
+        )
     if dim is not None and dim < -1:
         dim += weight.ndim
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)

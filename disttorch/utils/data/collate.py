@@ -25,11 +25,11 @@ def default_collate(batch: Any) -> Any:
     namedtuples and lists -> the same structure of collated fields; tuples -> a list."""
     elem = batch[0]
     if isinstance(elem, Tensor):
-        shapes = {b._data.shape for b in batch}
-        if len(shapes) != 1:
+        bad = next((i for i, b in enumerate(batch) if b._data.shape != elem._data.shape), None)
+        if bad is not None:  # (torch.stack's message)
             raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got "
-                f"{[list(s) for s in shapes]} in the batch"
+                f"stack expects each tensor to be equal size, but got {list(elem._data.shape)} at entry 0 "
+                f"and {list(batch[bad]._data.shape)} at entry {bad}"
             )
         if type(elem) is not Tensor and has_torch_function(batch):
             # a subclass's batch is of its type: torch.stack dispatches, as in PyTorch

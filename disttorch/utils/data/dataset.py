@@ -51,7 +51,7 @@ class TensorDataset(Dataset[tuple]):
 
     def __init__(self, *tensors: Tensor) -> None:
         if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
-            raise ValueError(f"Size mismatch between tensors: first dims {[t.shape[0] for t in tensors]}")
+            raise AssertionError("Size mismatch between tensors")  # (PyTorch's assert)
         self.tensors = tensors
 
     def __getitem__(self, index: int) -> tuple:
