@@ -181,3 +181,14 @@ def check(d_out, t_out, d_inputs, t_inputs, rtol=1e-6, atol=1e-8) -> None:
             assert d.grad is None
             continue
         np.testing.assert_allclose(d.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol)
+
+
+def raised(calls: list, errors: tuple = (RuntimeError,)) -> list:
+    """``(class name, message)`` of the error each call raises (each must raise one of
+    ``errors``): run on both libraries to compare their words."""
+    seen = []
+    for call in calls:
+        with pytest.raises(errors) as e:
+            call()
+        seen.append((type(e.value).__name__, str(e.value)))
+    return seen

@@ -4,6 +4,7 @@ lengths, ``embedding``'s index dtype before ``max_norm`` rewrites the weight, an
 dtypes ``grid_sample`` takes."""
 
 import pytest
+from parity_helpers import raised
 
 import disttorch as dt
 import disttorch.nn.functional as F
@@ -96,12 +97,7 @@ def _mixed_dtype_errors(lib) -> list:
         lambda: fn.conv_transpose1d(t(1, 1, 5, dtype=d), t(1, 1, 3), t(1)),
         lambda: fn.scaled_dot_product_attention(t(1, 2, 3), t(1, 2, 3, dtype=d), t(1, 2, 3)),
     ]
-    seen = []
-    for call in calls:
-        with pytest.raises(RuntimeError) as e:
-            call()
-        seen.append(str(e.value))
-    return seen
+    return raised(calls)
 
 
 def test_operands_of_different_dtypes_fail_with_pytorchs_words(torch):
@@ -128,12 +124,7 @@ def _rank_errors(lib) -> list:
         lambda: lib.nn.utils.rnn.pad_sequence([lib.ones(2, 3), lib.ones(2, 4)]),
         lambda: lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(2, 2), name="foo"),
     ]
-    seen = []
-    for call in calls:
-        with pytest.raises((RuntimeError, IndexError, ValueError)) as e:
-            call()
-        seen.append((type(e.value).__name__, str(e.value)))
-    return seen
+    return raised(calls, (RuntimeError, IndexError, ValueError))
 
 
 def test_wrong_ranks_and_shapes_fail_with_pytorchs_words(torch):

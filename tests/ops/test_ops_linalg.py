@@ -10,6 +10,7 @@ from parity_helpers import (
     any_,
     assert_no_grad_op_matches,
     assert_values_and_gradients_match,
+    raised,
 )
 
 import disttorch as dt
@@ -504,12 +505,7 @@ def _wording(lib) -> list:
         lambda: lib.linalg.solve(lib.eye(3), lib.ones(4, 2)),
         lambda: lib.einsum("ij,jk->ik", lib.ones(2, 3), lib.ones(4, 5)),
     ]
-    seen = []
-    for call in calls:
-        with pytest.raises(RuntimeError) as e:
-            call()
-        seen.append(str(e.value))
-    return seen
+    return raised(calls)
 
 
 def test_errors_worded_as_pytorchs(torch):
@@ -532,12 +528,7 @@ def _shape_argument_errors(lib) -> list:
         lambda: lib.randperm(-5),
         lambda: lib.ones(2, 2).scatter(1, lib.tensor([[0], [1]]), lib.ones(1, 1).long()),
     ]
-    seen = []
-    for call in calls:
-        with pytest.raises((IndexError, RuntimeError)) as e:
-            call()
-        seen.append((type(e.value).__name__, str(e.value)))
-    return seen
+    return raised(calls, (IndexError, RuntimeError))
 
 
 def test_shape_argument_errors_as_pytorchs(torch):
