@@ -338,6 +338,15 @@ _LAZY_ATTRS = {
     "compiled_with_cxx11_abi": ("_build_info", "compiled_with_cxx11_abi"),
 }
 
+#: PyTorch's deprecated build flags (``torch.has_mps``...): each warns and answers as the
+#: function it names (module under the package, function)
+_DEPRECATED_FLAGS = {
+    "has_mps": ("backends.mps", "is_built"),
+    "has_cuda": ("backends.cuda", "is_built"),
+    "has_cudnn": ("backends.cudnn", "is_available"),
+    "has_mkldnn": ("backends.mkldnn", "is_available"),
+}
+
 _public_name.name_top_level_classes(_public_name.package_name())
 
 
@@ -346,6 +355,15 @@ def __getattr__(name: str):
     first use, so ``import disttorch`` stays quick for every rank a launcher starts."""
     import importlib
 
+    if name in _DEPRECATED_FLAGS:
+        import warnings
+
+        module, function = _DEPRECATED_FLAGS[name]
+        warnings.warn(
+            f"'{name}' is deprecated, please use '{_public_name.package_name()}.{module}.{function}()'",
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f".{module}", __name__), function)()
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
     if name in _LAZY_ATTRS:

@@ -22,7 +22,7 @@ import numpy as np
 from .jit import njit
 from .jit_intrinsics import fma32 as _fma
 
-__all__ = ["layer_norm_rows", "row_moments"]
+__all__ = ["layer_norm_rows", "layer_norm_weight_grad_rows", "row_moments"]
 
 _LANES = 8  # float32 lanes of the vectors PyTorch's layer-norm kernel uses
 _CHUNK = 16  # vectors per Welford chunk (kChunkSize)
@@ -133,3 +133,15 @@ def layer_norm_rows(x, mean, rstd, weight, bias, xhat, out):  # pragma: no cover
             xhat[r, j] = h
             b = bias[j] if with_bias else np.float32(0.0)
             out[r, j] = _fma(h, weight[j], b) if with_weight else _fma(centred, s, b)
+
+
+@njit(contract=False)
+def layer_norm_weight_grad_rows(g, x, mean, rstd, acc):  # pragma: no cover - compiled
+    """Adds each row's ``g * x̂`` into ``acc`` (``(D,)``, float32), row after row, as PyTorch's
+    layer-norm backward fills a thread's weight-gradient buffer: ``acc = fma(g, fma(a, x, b),
+    acc)`` with ``a = rstd``, ``b = -a * mean`` (its vector code's multiply-adds are fused)."""
+    for r in range(x.shape[0]):
+        a = rstd[r]
+        b = np.float32(-a * mean[r])
+        for j in range(x.shape[1]):
+            acc[j] = _fma(g[r, j], _fma(a, x[r, j], b), acc[j])

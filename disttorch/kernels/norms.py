@@ -12,7 +12,13 @@ import numpy as np
 from .jit import compiled
 from .threads import astype, get_num_threads, parallel_for
 
-__all__ = ["layer_norm_float32", "normalize_rows", "normalize_rows_backward", "layer_norm_backward_16_bit"]
+__all__ = [
+    "layer_norm_float32",
+    "layer_norm_weight_grad_float32",
+    "normalize_rows",
+    "normalize_rows_backward",
+    "layer_norm_backward_16_bit",
+]
 
 
 def normalize_rows(x: np.ndarray, eps: float) -> tuple:
@@ -68,6 +74,32 @@ def layer_norm_float32(
 
     parallel_for(len(x), rows, work=4 * x.size)
     return out, xhat, mean, rstd
+
+
+def layer_norm_weight_grad_float32(
+    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray
+) -> np.ndarray | None:
+    """The weight gradient of float32 layer norm, ``sum over rows of g * x̂`` for ``g``, ``x``
+    ``(R, D)`` and the forward's ``mean``/``rstd`` ``(R, 1)``, as PyTorch's CPU kernel sums it,
+    to the bit: the rows split in one contiguous share per thread, each share added row after
+    row into a zeroed buffer (:func:`.moments_loops.layer_norm_weight_grad_rows`), then the
+    buffers added in order. ``None`` without numba."""
+    loops = compiled(_load_moments_loops)
+    if loops is None:
+        return None
+    g, x = np.ascontiguousarray(g, np.float32), np.ascontiguousarray(x, np.float32)
+    mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
+    n = len(x)
+    chunk = -(-n // max(1, min(get_num_threads(), n))) if n else 1
+    total = np.zeros(x.shape[1], dtype=np.float32)
+    for start in range(0, n, chunk):
+        acc = np.zeros(x.shape[1], dtype=np.float32)
+        stop = start + chunk
+        loops.layer_norm_weight_grad_rows(
+            g[start:stop], x[start:stop], mean[start:stop], rstd[start:stop], acc
+        )
+        total += acc
+    return total
 
 
 def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> np.ndarray:

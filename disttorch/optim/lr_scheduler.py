@@ -46,7 +46,8 @@ EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
     "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch "
     "is different from None, the closed form is used instead of the new chainable form, where "
-    "available."
+    "available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
 )
 
 

@@ -5,6 +5,8 @@ answers for eager code."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 import disttorch as dt
@@ -76,3 +78,21 @@ def test_symbolic_classes_are_never_made():
     with pytest.raises(TypeError, match="eagerly"):
         dt.SymInt(3)
     assert dt.has_lapack and not dt.has_mkl
+
+
+@pytest.mark.parametrize(
+    "flag, replacement",
+    [
+        ("has_mps", "backends.mps.is_built"),
+        ("has_cuda", "backends.cuda.is_built"),
+        ("has_cudnn", "backends.cudnn.is_available"),
+        ("has_mkldnn", "backends.mkldnn.is_available"),
+    ],
+)
+def test_deprecated_build_flags_warn_and_answer_as_the_backends(flag, replacement):
+    with pytest.warns(
+        UserWarning, match=rf"'{flag}' is deprecated, please use 'disttorch\.{replacement}\(\)'"
+    ):
+        value = getattr(dt, flag)
+    module, function = replacement.rsplit(".", 1)
+    assert value is getattr(importlib.import_module(f"disttorch.{module}"), function)()

@@ -182,6 +182,31 @@ def test_float32_layer_norm_is_pytorchs_to_the_bit(torch, monkeypatch):
     np.testing.assert_allclose(F.layer_norm(dt.tensor(x), (d,)).numpy(), out.detach().numpy(), atol=1e-5)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_float32_layer_norm_weight_grad_is_pytorchs_to_the_bit(torch, monkeypatch, threads):
+    """The weight gradient as PyTorch's kernel sums it: one share of rows per thread, each
+    added row after row with fused multiply-adds, the shares then added in order."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("DISTTORCH_JIT", "1")
+    rng = np.random.default_rng(1)
+    before = (dt.get_num_threads(), torch.get_num_threads())
+    dt.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    try:
+        for rows, d in ((32, 32), (1000, 96), (7, 768), (4, 5), (1, 9)):
+            x, g = (rng.standard_normal((2, rows, d)) * 3 + 1).astype(np.float32)
+            w, b = rng.standard_normal((2, d)).astype(np.float32)
+            grads = []
+            for lib in (dt, torch):
+                wt = lib.tensor(w, requires_grad=True)
+                lib.nn.functional.layer_norm(lib.tensor(x), (d,), wt, lib.tensor(b)).backward(lib.tensor(g))
+                grads.append(wt.grad.numpy())
+            assert np.array_equal(*grads), (rows, d)
+    finally:
+        dt.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
+
+
 def test_layernorm_module():
     ln = nn.LayerNorm(4)
     assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"

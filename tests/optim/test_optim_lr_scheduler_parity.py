@@ -120,6 +120,18 @@ def test_step_with_epoch_uses_the_closed_form_like_pytorch(torch, name):
 
 
 @pytest.mark.parity
+def test_step_with_epoch_warns_in_pytorch_words(torch):
+    messages = []
+    for lib, opt in ((S, optim), (torch.optim.lr_scheduler, torch.optim)):
+        sched = lib.StepLR(_optimizer(dt if lib is S else torch, opt), step_size=2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sched.step(3)
+        messages.append([str(w.message) for w in caught if "epoch parameter" in str(w.message)])
+    assert messages[0] == messages[1] and len(messages[0]) == 1
+
+
+@pytest.mark.parity
 def test_reduce_lr_on_plateau_matches_pytorch(torch):
     metrics = [1.0, 0.9, 0.95, 0.95, 0.96, 0.97, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
     for kwargs in [

@@ -74,3 +74,27 @@ def test_resnet_init_and_grids_match_torchvision(torch):
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6, atol=1e-7, err_msg=key)
     for a, b in zip(our_grids, their_grids, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_intermediate_layer_getter_returns_the_children_asked_for():
+    from disttorch.vision.models._utils import IntermediateLayerGetter
+
+    dt.manual_seed(0)
+    model = models.resnet18()
+    body = IntermediateLayerGetter(model, return_layers={"layer2": "mid", "layer4": "0"})
+    assert list(body.keys())[-1] == "layer4" and "avgpool" not in body and "fc" not in body
+    assert not any(k.startswith("fc.") for k in body.state_dict())
+    x = dt.randn(2, 3, 32, 32)
+    out = body(x)
+    assert (
+        list(out) == ["mid", "0"] and out["mid"].shape == (2, 128, 4, 4) and out["0"].shape == (2, 512, 1, 1)
+    )
+    children = list(model.children())[:-2]  # up to layer4
+    expected = x
+    for child in children:
+        expected = child(expected)
+    assert dt.equal(out["0"], expected)
+    out["0"].sum().backward()
+    assert model.layer4[0].conv1.weight.grad is not None and model.fc.weight.grad is None
+    with pytest.raises(ValueError, match="return_layers are not present in model"):
+        IntermediateLayerGetter(model, return_layers={"layer9": "0"})

@@ -41,6 +41,7 @@ from ...kernels import torch_batch_norm
 from ...kernels.norms import (
     layer_norm_backward_16_bit,
     layer_norm_float32,
+    layer_norm_weight_grad_float32,
     normalize_rows,
     normalize_rows_backward,
 )
@@ -553,7 +554,7 @@ class LayerNormFn(Function):
                 gxhat = g2 * weight._data.reshape(-1) if weight is not None else g2
                 gx = normalize_rows_backward(gxhat, xhat, ctx.rstd).reshape(g.shape)
             if need_w:
-                gw = np.einsum("ij,ij->j", g2, xhat).reshape(weight._data.shape)
+                gw = _weight_grad(ctx, g2, xhat).reshape(weight._data.shape)
             if need_b:
                 gb = column_sum(g2).reshape(
                     weight._data.shape if weight is not None else g.shape[g.ndim - ctx.ndim :]
@@ -599,6 +600,18 @@ class LayerNormFn(Function):
             batched=None if ctx.low is not None else batched,
         )
         return gx, gw, gb, None, None, None
+
+
+def _weight_grad(ctx: LayerNormFn, g2: np.ndarray, xhat: np.ndarray) -> np.ndarray:
+    """``layer_norm``'s weight gradient, the column sums of ``g * x̂``: in PyTorch's order
+    for float32 where the forward kept PyTorch's row statistics (numba), else by ``einsum``."""
+    mean = getattr(ctx, "mean", None)
+    if mean is not None and g2.dtype == np.float32:
+        x = ctx.inputs[0]._data.reshape(xhat.shape)
+        exact = layer_norm_weight_grad_float32(g2, x, mean, ctx.rstd)
+        if exact is not None:
+            return exact
+    return np.einsum("ij,ij->j", g2, xhat)
 
 
 def _f32(t: Tensor, low: np.dtype | None) -> np.ndarray:
