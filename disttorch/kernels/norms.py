@@ -91,13 +91,17 @@ def layer_norm_weight_grad_float32(
     mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
     n = len(x)
     chunk = -(-n // max(1, min(get_num_threads(), n))) if n else 1
+    starts = range(0, n, chunk)
+    accs = np.zeros((len(starts), x.shape[1]), dtype=np.float32)
+
+    def shares(first: int, last: int) -> None:  # (each share on one of the op's threads)
+        for k in range(first, last):
+            rows = slice(starts[k], starts[k] + chunk)
+            loops.layer_norm_weight_grad_rows(g[rows], x[rows], mean[rows], rstd[rows], accs[k])
+
+    parallel_for(len(starts), shares, work=2 * x.size)
     total = np.zeros(x.shape[1], dtype=np.float32)
-    for start in range(0, n, chunk):
-        acc = np.zeros(x.shape[1], dtype=np.float32)
-        stop = start + chunk
-        loops.layer_norm_weight_grad_rows(
-            g[start:stop], x[start:stop], mean[start:stop], rstd[start:stop], acc
-        )
+    for acc in accs:
         total += acc
     return total
 
