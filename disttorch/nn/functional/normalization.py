@@ -461,6 +461,10 @@ def batch_norm(
             f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
             f"got input of size {list(x.shape)}"
         )
+    if training and math.prod(x.shape[:1] + x.shape[2:]) == 1:  # first, as PyTorch's F.batch_norm
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
+        )
     if _mixed_precision(input, running_mean, running_var, weight, bias):
         out = batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum, eps)
         return out.to(input.dtype)
@@ -480,10 +484,6 @@ def batch_norm(
             shape = (1, c) + (1,) * (x.ndim - 2)
             out = input * weight.reshape(shape) if weight is not None else input.clone()
             return out + bias.reshape(shape) if bias is not None else out
-        if x.size // c == 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
-            )
         return BatchNormTrain.apply(input, weight, bias, running_mean, running_var, momentum, eps)
     if running_mean is None or running_var is None:
         missing = "running_mean" if running_mean is None else "running_var"
