@@ -21,12 +21,13 @@ def normalize_rows(x: np.ndarray, eps: float) -> tuple:
     d = x.shape[1]
     xhat = np.empty(x.shape, dtype=x.dtype)
     rstd = np.empty((x.shape[0], 1), dtype=x.dtype)
-    weights = np.full(d, 1.0 / d, dtype=x.dtype)
+    weights = np.full(d, 1.0 / d if d else 0.0, dtype=x.dtype)
 
     def rows(start: int, stop: int) -> None:
         xc = xhat[start:stop]
         np.subtract(x[start:stop], (x[start:stop] @ weights)[:, None], out=xc)
-        var = np.einsum("ij,ij->i", xc, xc) / d
+        with np.errstate(invalid="ignore"):  # rows of no elements: mean 0, rstd NaN, as PyTorch's
+            var = np.einsum("ij,ij->i", xc, xc) / np.float64(d)
         np.divide(1.0, np.sqrt(var + eps), out=rstd[start:stop, 0], casting="unsafe")
         xc *= rstd[start:stop]
 

@@ -153,6 +153,16 @@ def test_layer_norm_values_and_gradcheck():
     assert gradcheck(lambda a: F.layer_norm(a, 4), (x,))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_layer_norm_over_an_empty_dim_is_empty(dtype):
+    """Rows of no elements (PyTorch returns an empty result and empty gradients)."""
+    x = dt.ones(3, 2, 0, dtype=getattr(dt, dtype), requires_grad=True)
+    w = dt.ones(2, 0, dtype=x.dtype, requires_grad=True)
+    out = F.layer_norm(x, (2, 0), w, w * 2)
+    out.sum().backward()
+    assert out.shape == x.grad.shape == (3, 2, 0) and w.grad.shape == (2, 0)
+
+
 def test_float32_layer_norm_is_pytorchs_to_the_bit(torch, monkeypatch):
     """PyTorch's CPU kernel: Welford moments on 8 lanes with fused multiply-adds, then
     ``fma((x - mean) * rstd, weight, bias)`` (``fma(x - mean, rstd, bias)`` without a weight);

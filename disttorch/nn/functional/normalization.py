@@ -514,8 +514,9 @@ class LayerNormFn(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, ndim, eps, low=None):
         x = input._data
-        d = int(np.prod(x.shape[x.ndim - ndim :]))
-        rows = x.reshape(-1, d) if low is None else astype(x.reshape(-1, d), np.float32)
+        d = math.prod(x.shape[x.ndim - ndim :])
+        rows = x.reshape(math.prod(x.shape[: x.ndim - ndim]), d)  # (no -1: d may be 0)
+        rows = rows if low is None else astype(rows, np.float32)
         ctx.ndim, ctx.eps, ctx.bias, ctx.low = ndim, eps, bias, low
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
@@ -545,6 +546,12 @@ class LayerNormFn(Function):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             xhat = ctx.xhat
             g2 = g.reshape(xhat.shape)
+            if not xhat.shape[1]:  # rows of no elements: empty gradients
+                params = g.shape[g.ndim - ctx.ndim :]
+                shapes = (g.shape, params, params)
+                return tuple(
+                    np.zeros(s, g.dtype) if n else None for n, s in zip(ctx.needs_input_grad[:3], shapes)
+                )
             if ctx.low is not None:
                 return _layer_norm_grads_16_bit(ctx, weight, g2, g.shape)
             gx = gw = gb = None
