@@ -110,6 +110,11 @@ def test_batchnorm_module_defaults_state_and_repr():
             "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 2, 1])",
         ),
         (
+            lambda: F.batch_norm(dt.randn(2, 3), dt.zeros(3), dt.ones(3), training=True, momentum=None),
+            TypeError,
+            "batch_norm(): argument 'momentum' (position 7) must be float, not NoneType",
+        ),
+        (
             lambda: F.batch_norm(dt.randn(1, 0), None, None, training=True),
             ValueError,
             "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 0])",

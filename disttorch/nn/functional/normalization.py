@@ -461,6 +461,11 @@ def batch_norm(
             f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
             f"got input of size {list(x.shape)}"
         )
+    for value, what, position in ((momentum, "momentum", 7), (eps, "eps", 8)):
+        if not isinstance(value, (int, float, np.number)):
+            raise TypeError(
+                f"batch_norm(): argument '{what}' (position {position}) must be float, not {type(value).__name__}"
+            )
     if training and math.prod(x.shape[:1] + x.shape[2:]) == 1:  # first, as PyTorch's F.batch_norm
         raise ValueError(
             f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
