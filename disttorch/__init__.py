@@ -364,11 +364,16 @@ def __getattr__(name: str):
             stacklevel=2,
         )
         return getattr(importlib.import_module(f".{module}", __name__), function)()
+
+    from .kernels.jit import fork_waits  # (a fork waits for a first import on another thread)
+
     if name in _LAZY:
-        return importlib.import_module(f".{name}", __name__)
+        with fork_waits():
+            return importlib.import_module(f".{name}", __name__)
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
+        with fork_waits():
+            return getattr(importlib.import_module(f".{module}", __name__), attr)
     if name.startswith("_foreach_"):  # torch._foreach_add_(params, ...): ops over tensor lists
         from .ops import foreach
 

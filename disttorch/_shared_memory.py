@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._array_base import owning_array
+
 __all__ = ["Handle", "handle_of", "open_handle", "segment_of", "share_array"]
 
 # id(mmap) -> (descriptor, start address, length): every shared segment this process maps
@@ -77,9 +79,7 @@ def share_array(arr: np.ndarray) -> np.ndarray:
 
 def segment_of(arr: np.ndarray) -> mmap.mmap | None:
     """The shared segment ``arr``'s memory lies in, or None if it is private memory."""
-    base = arr
-    while isinstance(base, np.ndarray):
-        base = base.base
+    base = owning_array(arr).base
     if isinstance(base, mmap.mmap) and id(base) in _segments:
         return base
     return None

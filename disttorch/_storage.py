@@ -11,6 +11,7 @@ weights) and to name types (Lightning).
 from __future__ import annotations
 
 import gc
+import threading
 import warnings
 import weakref
 from typing import Any
@@ -18,17 +19,10 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
+from ._array_base import owning_array
 from ._tensor import Tensor, device
 
-__all__ = ["TypedStorage", "UntypedStorage", "is_storage"]
-
-
-def owning_array(arr: np.ndarray) -> np.ndarray:
-    """The array whose memory ``arr`` views (``arr`` itself when it owns its memory, or when
-    that belongs to another object than an array)."""
-    while isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    return arr
+__all__ = ["TypedStorage", "UntypedStorage", "is_storage", "owning_array"]
 
 
 def root_bytes(arr: np.ndarray) -> np.ndarray:
@@ -128,7 +122,8 @@ class UntypedStorage:
         keep = min(nbytes, old.size)
         new[:keep] = old[:keep]
         self._bytes = new
-        _objects[_key(new)] = self
+        with _objects_lock:
+            _objects[_key(new)] = self
         if old.size:
             _move_all(old, new)
         return self
@@ -150,7 +145,10 @@ class UntypedStorage:
         return self
 
     def is_shared(self) -> bool:
-        return False
+        """Whether these bytes lie in shared memory (a tensor's ``share_memory_()``)."""
+        from ._shared_memory import segment_of
+
+        return segment_of(self._bytes) is not None
 
     def is_pinned(self, device: Any = "cuda") -> bool:
         return False
@@ -276,7 +274,7 @@ class TypedStorage:
         return self
 
     def is_shared(self) -> bool:
-        return False
+        return self._untyped_storage.is_shared()
 
     def __repr__(self) -> str:
         body = "\n".join(f" {v}" for v in self.tolist())
@@ -327,6 +325,7 @@ def _rebase(t: Tensor, old: np.ndarray, new: np.ndarray) -> None:
 
 #: the storage object of each memory a live storage object covers, by (address, bytes)
 _objects: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_objects_lock = threading.Lock()
 
 
 def _key(raw: np.ndarray) -> tuple[int, int]:
@@ -343,9 +342,10 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
     key = _key(raw)
     found = getattr(self, "_storage_object", None)
     if found is None or _key(found._bytes) != key:
-        found = _objects.get(key)
-        if found is None or _key(found._bytes) != key:
-            found = _objects[key] = UntypedStorage(raw)
+        with _objects_lock:  # (threads asking at once get one object)
+            found = _objects.get(key)
+            if found is None or _key(found._bytes) != key:
+                found = _objects[key] = UntypedStorage(raw)
         self._storage_object = found
     return found
 

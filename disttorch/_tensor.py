@@ -612,13 +612,14 @@ class Tensor(metaclass=_TensorMeta):
         already), so processes started after this (fork) or receiving it through
         ``torch.multiprocessing`` (any start method) see and make the same updates.
 
-        Unlike PyTorch, where the whole storage moves, views taken of this tensor before the
-        call keep the old (private) memory: share first, then take views.
+        Unlike PyTorch, where the whole storage moves, views and storage objects taken of this
+        tensor before the call keep the old (private) memory: share first, then take views.
         """
         from ._shared_memory import segment_of, share_array
 
         if segment_of(self._data) is None:
             self._data = share_array(self._data)
+            self._storage_object = None  # other memory (see _storage.untyped_storage)
         return self
 
     def is_shared(self) -> bool:

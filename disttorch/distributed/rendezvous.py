@@ -557,9 +557,10 @@ def claim_rank(store: Store, rank: int) -> None:
         "pid": os.getpid(),
         "started": start_time(os.getpid()),
     }
-    key = _holder_key(rank)
-    if store.check([key]):
-        holder = json.loads(store.get(key))
+    key, mine = _holder_key(rank), json.dumps(me).encode()
+    seen = b""  # (an absent key): each holder replaced atomically, so two claims at once see each other
+    while (now := _as_bytes(store.compare_set(key, seen, mine))) != mine:
+        holder = json.loads(now)
         if (
             holder.get("pid") != me["pid"]
             and (holder.get("host"), holder.get("pidns")) == (me["host"], me["pidns"])
@@ -574,7 +575,11 @@ def claim_rank(store: Store, rank: int) -> None:
                 "belongs to another job on the same MASTER_PORT. Give it a job of its own "
                 "(init_method=, rank=, world_size=, a free port)"
             )
-    store.set(key, json.dumps(me))
+        seen = now  # a holder that has ended (or this process, again): replace it
+
+
+def _as_bytes(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
 
 
 def release_rank(store: Store, rank: int) -> None:

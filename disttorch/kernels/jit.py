@@ -13,20 +13,23 @@ NumPy form: without it the pool's threads sleep between ops instead of spinning.
 A fork (a data loader's workers, ``os.fork``, a ``multiprocessing`` pool) waits for a
 builder or a numba compile running on another thread to finish: a child forked in the
 middle of one would inherit its import lock or numba's compiler lock held by a thread it
-does not have, and hang at its first compiled kernel.
+does not have, and hang at its first compiled kernel. (The module numba's dispatcher imports
+at its first call, ``numpy.ma``, is imported by :func:`njit`, inside the builders; disttorch's
+subpackages imported on first use are imported inside :func:`fork_waits` too.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["compiled", "njit"]
+__all__ = ["compiled", "fork_waits", "njit"]
 
 logger = logging.getLogger("disttorch.kernels")
 
@@ -41,18 +44,26 @@ def compiled(build: Callable[[], Any]) -> Any:
     if os.environ.get("DISTTORCH_JIT", "1") == "0":
         return None
     if build not in _built:
-        me = threading.get_ident()
-        with _built_one:
-            _building[me] = _building.get(me, 0) + 1
-        try:
+        with fork_waits():
             _built[build] = _build(build)
-        finally:
-            with _built_one:
-                _building[me] -= 1
-                if not _building[me]:
-                    del _building[me]
-                _built_one.notify_all()
     return _built[build]
+
+
+@contextlib.contextmanager
+def fork_waits() -> Iterator[None]:
+    """A block a fork on another thread waits for (a builder, a first import: a child forked
+    in the middle would inherit its locks held by a thread it does not have)."""
+    me = threading.get_ident()
+    with _built_one:
+        _building[me] = _building.get(me, 0) + 1
+    try:
+        yield
+    finally:
+        with _built_one:
+            _building[me] -= 1
+            if not _building[me]:
+                del _building[me]
+            _built_one.notify_all()
 
 
 def _build(build: Callable[[], Any]) -> Any:
@@ -116,6 +127,7 @@ def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
     ``numpy_division``, a division by zero gives NumPy's infinity or NaN instead of raising
     (without that check, divisions vectorise)."""
     import numba
+    import numpy.ma  # noqa: F401 - numba's first typeof of an array imports it: here, a fork waits for it
 
     _keep_warnings_shown()
     error_model = "numpy" if numpy_division or not contract else "python"

@@ -7,11 +7,17 @@ adds what PyTorch's ``CPUGeneratorImpl`` adds on top: the standard 32-bit seedin
 low word of a 64-bit seed, 64-bit draws made of two 32-bit outputs (first one high), the
 cached second Box-Muller sample of the per-element normal path, and the 5056-byte state
 blob of ``torch.get_rng_state()``.
+
+A fork waits until no other thread draws from an engine: NumPy's bit generator holds a lock
+while it draws (without the GIL), and a child forked then would inherit it held by a thread
+it does not have, and hang at its first draw.
 """
 
 from __future__ import annotations
 
+import os
 import struct
+import weakref
 
 import numpy as np
 
@@ -24,6 +30,26 @@ _N = 624
 _HEAD = struct.Struct("<QiiQ")
 _TAIL = struct.Struct("<dddi4xf?3x")
 STATE_SIZE = _HEAD.size + 8 * _N + _TAIL.size  # 5056, as sizeof(CPUGeneratorImplState)
+
+
+_engines: weakref.WeakSet = weakref.WeakSet()
+_held_over_fork: list = []
+
+
+def _before_fork() -> None:
+    """Take every engine's draw lock, so that none is held by another thread over the fork."""
+    for engine in list(_engines):
+        engine._bits.lock.acquire()
+        _held_over_fork.append(engine._bits.lock)
+
+
+def _after_fork() -> None:
+    while _held_over_fork:
+        _held_over_fork.pop().release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
 
 
 def _seeded_key(seed32: int) -> np.ndarray:
@@ -47,6 +73,7 @@ class MT19937Engine:
     def __init__(self, seed: int = 67280421310721) -> None:
         self._bits = np.random.MT19937()
         self.manual_seed(seed)
+        _engines.add(self)
 
     def manual_seed(self, seed: int) -> None:
         """Reset to the stream of ``seed`` (an unsigned 64-bit value)."""

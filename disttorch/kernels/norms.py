@@ -35,7 +35,8 @@ def normalize_rows(x: np.ndarray, eps: float) -> tuple:
     def rows(start: int, stop: int) -> None:
         xc = xhat[start:stop]
         np.subtract(x[start:stop], (x[start:stop] @ weights)[:, None], out=xc)
-        var = np.einsum("ij,ij->i", xc, xc) / d
+        with np.errstate(invalid="ignore"):  # rows of no elements: mean 0, rstd NaN, as PyTorch's
+            var = np.einsum("ij,ij->i", xc, xc) / np.float64(d)
         np.divide(1.0, np.sqrt(var + eps), out=rstd[start:stop, 0], casting="unsafe")
         xc *= rstd[start:stop]
 
@@ -110,8 +111,6 @@ def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarra
     """Gradient through ``x̂ = (x - mean(x)) * rstd(x)`` (per row) given ``ĝ = dL/dx̂``."""
     d = gxhat.shape[1]
     gx = np.empty(gxhat.shape, dtype=gxhat.dtype)
-    if gx.size == 0:  # (rows of no entries: nothing to normalise)
-        return gx
     weights = np.full(d, 1.0 / d, dtype=gxhat.dtype)
 
     def rows(start: int, stop: int) -> None:

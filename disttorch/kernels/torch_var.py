@@ -2,7 +2,8 @@
 for rounding as PyTorch's CPU kernel computes it: ``WelfordOps`` in float64, one output
 element at a time over its elements in ``TensorIterator``'s order (the reduced dims by
 stride, the smallest first), ``m2 / (n - correction)`` (or its square root) rounded once to
-the array's dtype. NumPy's two passes (mean, then the squared deviations) round otherwise:
+the array's dtype. A single output of more than ``GRAIN`` elements with several threads is
+Welford'd in one contiguous piece per thread, the pieces merged in order (``combine``). NumPy's two passes (mean, then the squared deviations) round otherwise:
 ``x.var(-1)`` was an ulp off in a third (float32) to nine tenths (float64) of the rows.
 
 PyTorch's reduction to one element takes another path (``std_var_all_cpu``): the squared
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled
-from .threads import parallel_for
+from .threads import get_num_threads, parallel_for
 from .torch_sum import GRAIN, reduction_walk, walk_offsets
 
 __all__ = ["dims_var", "squared_deviations"]
@@ -27,7 +28,8 @@ def dims_var(x: np.ndarray, dims: tuple, correction: float, take_sqrt: bool) -> 
     """``(variance, mean)`` of ``x`` over ``dims`` with ``correction`` (the standard deviation
     with ``take_sqrt``), the reduced dims kept as size 1, as PyTorch's CPU kernel computes them
     (its ``var_mean`` returns that Welford mean, which can differ from ``mean()`` by an ulp);
-    None without numba, for other dtypes, or where :func:`reduction_walk` finds no walk."""
+    None without numba, for other dtypes, or where :func:`reduction_walk` finds no walk
+    (a flipped or empty ``x``, no reduced dim of size above 1)."""
     loops = compiled(_load_loops)
     if loops is None or x.dtype not in (np.float32, np.float64):
         return None
@@ -41,11 +43,40 @@ def dims_var(x: np.ndarray, dims: tuple, correction: float, take_sqrt: bool) -> 
     out, mean = np.empty(out_shape, x.dtype), np.empty(out_shape, x.dtype)
     flat, means, correction, take_sqrt = out.reshape(-1), mean.reshape(-1), float(correction), bool(take_sqrt)
 
+    threads = get_num_threads()
+    if bases.size == 1 and threads > 1 and steps.size > GRAIN:
+        var, means[0] = _split_welford(loops, buf, bases[0], steps, threads, correction)
+        flat[0] = np.sqrt(var) if take_sqrt else var
+        return out, mean
+
     def part(first: int, last: int) -> None:  # (each output element whole on one thread)
         loops.welford(buf, bases[first:last], outs[first:last], steps, correction, take_sqrt, flat, means)
 
     parallel_for(bases.size, part, x.size)
     return out, mean
+
+
+def _split_welford(
+    loops: object, buf: np.ndarray, base: int, steps: np.ndarray, threads: int, correction: float
+) -> tuple:
+    """``(variance, mean)`` in float64 of one output's elements as PyTorch's
+    ``binary_kernel_reduce`` computes them with ``threads`` threads: a Welford accumulator
+    per contiguous piece (``ceil(n / pieces)`` elements), merged in order by ``WelfordOps``'
+    ``combine``."""
+    n = steps.size
+    size = -(-n // min(threads, -(-n // GRAIN)))
+    mean, m2, count = 0.0, 0.0, 0.0
+    for start in range(0, n, size):
+        b_mean, b_m2, b_count = loops.welford_piece(buf, base, steps, start, min(n, start + size))
+        if count == 0:
+            mean, m2, count = b_mean, b_m2, b_count
+            continue
+        delta = b_mean - mean
+        total = count + b_count
+        share = b_count / total
+        mean, m2, count = mean + delta * share, m2 + b_m2 + delta * delta * count * share, total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.float64(m2) / np.float64(count - correction if count > correction else 0.0), mean
 
 
 def squared_deviations(x: np.ndarray, mean: np.float64, threads: int) -> np.float64:

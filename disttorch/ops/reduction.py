@@ -235,8 +235,8 @@ class Mean(Function):
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
-        if welford and dtype is None and not _to_one(x.shape, dims):
-            moments = dims_var(x, dims, 0, False)
+        if welford and dtype is None:
+            moments = dims_var(x, _all_dims(x, dims), 0, False)
             if moments is not None:
                 return _shaped(moments[1], x.shape, dims, keepdim)
         total = _total(x, dims, dtype.numpy if dtype is not None else None, keepdim)
@@ -635,6 +635,11 @@ def _variance(x: np.ndarray, dims: tuple | None, n: int) -> np.ndarray:
     return mean(_split(np.multiply, centred, centred))
 
 
+def _all_dims(x: np.ndarray, dims: tuple | None) -> tuple:
+    """``dims``, or every dim of ``x`` for None (a reduction of all)."""
+    return tuple(builtins.range(x.ndim)) if dims is None else dims
+
+
 def _to_one(shape: tuple, dims: tuple | None) -> bool:
     """Whether reducing ``dims`` of ``shape`` leaves one element (the dims kept have size 1)."""
     return dims is None or all(d in dims or n == 1 for d, n in enumerate(shape))
@@ -656,12 +661,19 @@ class Var(Function):
     take_sqrt = False
 
     @classmethod
-    def forward(cls, ctx, a, dims, keepdim, correction):
+    def forward(cls, ctx, a, dims, keepdim, correction, welford=False):
+        """``welford``: var_mean's variance, which PyTorch's Welford kernel (``kernels.torch_var``)
+        computes even where the result has one element (var's own kernel for that case differs)."""
         x = a._data
         _float_dtype_check("std and var", x)
         n = _count(x.shape, dims)
         with np.errstate(invalid="ignore", divide="ignore"):
-            if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.size and _to_one(x.shape, dims):
+            if (
+                welford
+                and (moments := dims_var(x, _all_dims(x, dims), correction, cls.take_sqrt)) is not None
+            ):
+                out = _shaped(moments[0], x.shape, dims, keepdim)
+            elif x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.size and _to_one(x.shape, dims):
                 whole = _whole_variance(x, correction)
                 shape = _kept_shape(x.shape, dims) if keepdim else _reduced_shape(x.shape, dims)
                 out = np.full(shape, np.sqrt(whole) if cls.take_sqrt else whole, x.dtype)
@@ -702,16 +714,19 @@ class Var(Function):
                 sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr).astype(sd_arr.dtype))
             gb = gb / (sd * 2)
         centred = a - a.mean(dims, keepdim=True)
-        return (2.0 / denom if denom > 0 else math.inf) * gb * centred, None, None, None
+        return (2.0 / denom if denom > 0 else math.inf) * gb * centred, None, None, None, None
 
 
 class Std(Var):
     take_sqrt = True
 
 
-def _spread(cls: type, name: str, input: Tensor, dim: Any, keepdim: bool, correction: Any) -> Tensor:
-    """``cls`` (Var or Std) over ``dim``, warning as PyTorch when no degree of freedom is left."""
-    out = _reduce(cls, input, dim, keepdim, correction)
+def _spread(
+    cls: type, name: str, input: Tensor, dim: Any, keepdim: bool, correction: Any, welford: bool = False
+) -> Tensor:
+    """``cls`` (Var or Std) over ``dim``, warning as PyTorch when no degree of freedom is left;
+    ``welford``: var_mean's kernel (see ``Var.forward``)."""
+    out = _reduce(cls, input, dim, keepdim, correction, welford)
     n = input.numel() / out.numel() if out.numel() else 0
     if n - correction <= 0:
         _native_warnings.warn(
@@ -762,7 +777,7 @@ def var_mean(
     if isinstance(input, Tensor):
         _float_dtype_check("var_mean", input._data)
     out = (
-        _spread(Var, "var_mean", input, dim, keepdim, c),
+        _spread(Var, "var_mean", input, dim, keepdim, c, True),
         _reduce(Mean, input, dim, bool(keepdim), None, True),
     )
     return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
@@ -781,7 +796,7 @@ def std_mean(
     if isinstance(input, Tensor):
         _float_dtype_check("std_mean", input._data)
     out = (
-        _spread(Std, "std_mean", input, dim, keepdim, c),
+        _spread(Std, "std_mean", input, dim, keepdim, c, True),
         _reduce(Mean, input, dim, bool(keepdim), None, True),
     )
     return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both

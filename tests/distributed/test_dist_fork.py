@@ -73,3 +73,30 @@ def test_a_forked_child_cannot_use_its_parents_group():
             name, seconds = line.split(" ")[:2]
             assert name == "DistBackendError" and float(seconds.rstrip("s:")) < 2, line
             assert "belongs to process" in line and "forked" in line, line
+
+
+def test_a_rank_claim_sees_a_claim_made_since_its_check_and_replaces_an_ended_holder():
+    """The claim is one compare-and-set: two processes claiming a rank at once (the store's
+    check answered before the other's set) cannot both hold it; a holder whose pid now names
+    another process (its start time differs: it ended, the pid was reused) is replaced."""
+    import json
+
+    import disttorch.distributed as dist
+    from disttorch._process_state import start_time
+    from disttorch.distributed.rendezvous import _holder_key, _host_key, _pid_namespace, claim_rank
+
+    class LateCheck(dist.HashStore):  # answers check() as before the other claim arrived
+        def check(self, keys):
+            return False
+
+    def holder(started):
+        pid = os.getppid()  # a live process of this host
+        return json.dumps({"host": _host_key(), "pidns": _pid_namespace(), "pid": pid, "started": started})
+
+    store = LateCheck()
+    store.set(_holder_key(1), holder(start_time(os.getppid())))
+    with pytest.raises(RuntimeError, match="rank 1 of this job is already taken"):
+        claim_rank(store, 1)
+    store.set(_holder_key(1), holder(-1))
+    claim_rank(store, 1)
+    assert json.loads(store.get(_holder_key(1)))["pid"] == os.getpid()

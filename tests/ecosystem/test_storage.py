@@ -130,3 +130,64 @@ def test_a_tensor_moved_to_other_memory_lets_its_old_storage_object_go():
     p.data = dt.ones(3)
     gc.collect()
     assert old() is None and gone() is None and p.untyped_storage().nbytes() == 12
+
+
+def _views_through_as_strided(lib):
+    """Views NumPy's as_strided makes (expand, unfold, torch.load's views) and shared memory."""
+    import io
+
+    x = lib.arange(10.0)
+    z, w = x[2:].expand(3, 8), x.unfold(0, 3, 2)
+    buf = io.BytesIO()
+    lib.save({"a": x, "v": x[3:]}, buf)
+    buf.seek(0)
+    loaded = lib.load(buf)
+    s = lib.zeros(4).share_memory_()
+    return [
+        z.storage_offset(),
+        z.untyped_storage() is x.untyped_storage(),
+        w.untyped_storage().nbytes(),
+        loaded["v"].storage_offset(),
+        loaded["v"].untyped_storage() is loaded["a"].untyped_storage(),
+        s.expand(2, 4).is_shared(),
+        s.untyped_storage().is_shared(),
+    ]
+
+
+def test_views_through_as_strided_share_their_tensors_storage():
+    assert _views_through_as_strided(dt) == [2, True, 40, 3, True, True, True]
+
+
+@pytest.mark.parity
+def test_views_through_as_strided_match_pytorch(torch):
+    assert _views_through_as_strided(dt) == _views_through_as_strided(torch)
+
+
+def test_share_memory_lets_the_old_storage_object_go_and_threads_get_one_object():
+    import gc
+    import sys
+    import threading
+    import weakref
+
+    t = dt.zeros(5)
+    gone = weakref.ref(t.untyped_storage())
+    t.share_memory_()
+    gc.collect()
+    assert gone() is None and t.untyped_storage().is_shared()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(60):
+            a = dt.zeros(10)
+            views, got, bar = [a[i:] for i in range(6)], [None] * 6, threading.Barrier(6)
+
+            def ask(i, views=views, got=got, bar=bar):
+                bar.wait()
+                got[i] = views[i].untyped_storage()
+
+            threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
+            [th.start() for th in threads]
+            [th.join() for th in threads]
+            assert len({id(g) for g in got}) == 1
+    finally:
+        sys.setswitchinterval(switch)

@@ -104,6 +104,21 @@ def test_batchnorm_module_defaults_state_and_repr():
             ValueError,
             "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 3])",
         ),
+        (  # the batch-size check comes first, as PyTorch's F.batch_norm (before dtypes and sizes)
+            lambda: F.batch_norm(dt.randn(1, 2, 1, dtype=dt.float64), dt.zeros(5), None, training=True),
+            ValueError,
+            "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 2, 1])",
+        ),
+        (
+            lambda: F.batch_norm(dt.randn(2, 3), dt.zeros(3), dt.ones(3), training=True, momentum=None),
+            TypeError,
+            "batch_norm(): argument 'momentum' (position 7) must be float, not NoneType",
+        ),
+        (
+            lambda: F.batch_norm(dt.randn(1, 0), None, None, training=True),
+            ValueError,
+            "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 0])",
+        ),
         (
             lambda: F.batch_norm(dt.randn(2, 3, 4), dt.zeros(4), dt.ones(4)),
             RuntimeError,

@@ -119,6 +119,31 @@ def test_var_std_and_var_mean_over_dims_have_pytorchs_bits(torch, threads):
             np.testing.assert_array_equal(got[1].numpy(), want[1].numpy(), err_msg=f"{fn} mean {case}")
 
 
+def test_var_mean_to_one_element_is_welfords(torch, threads):
+    """var_mean/std_mean reducing to one element take the Welford kernel for both results (var's
+    own one-element path differs); past 32768 elements with threads, one piece per thread
+    merged in order."""
+    rng = np.random.default_rng(16)
+    for n, shape, dims in (
+        (1, (5, 33), None),
+        (1, (5, 1, 33), (0, 2)),
+        (3, (100003,), 0),
+        (2, (1, 70000), 1),
+    ):
+        threads(n)
+        for dtype in (np.float32, np.float64):
+            a = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+            for fn in ("var_mean", "std_mean"):
+                got, want = (
+                    getattr(dt, fn)(dt.from_numpy(a), dims),
+                    getattr(torch, fn)(torch.from_numpy(a), dims),
+                )
+                for g, w in zip(got, want):
+                    np.testing.assert_array_equal(
+                        g.numpy(), w.numpy(), err_msg=f"{fn} {shape} {dtype} threads={n}"
+                    )
+
+
 def test_whole_reductions_of_strided_tensors_have_pytorchs_bits(torch, threads):
     """A permuted tensor in memory order, a sliced one by its iterator's 2-D blocks."""
     threads(1)

@@ -97,3 +97,37 @@ def test_a_builder_may_wait_for_a_builder_on_another_thread():
         return not thread.is_alive()
 
     assert jit.compiled(outer) is True and jit.compiled(inner) == "inner"
+
+
+@pytest.mark.timeout(30)
+def test_a_fork_waits_for_a_random_draw_and_a_first_import_on_another_thread():
+    """NumPy's bit generator holds a lock while it draws (without the GIL), and a disttorch
+    subpackage imported on first use holds its import lock: a child forked in the middle of
+    either hung at its first draw or use of that subpackage. (numba's dispatcher imports
+    numpy.ma at its first call: the builders import it, so a fork waits for it.)"""
+    import disttorch as dt
+
+    lock = dt.default_generator._engine._bits.lock
+
+    def draw(started):
+        with lock:  # as a draw holds it
+            started.set()
+            time.sleep(0.5)
+
+    thread = _start(draw)
+    try:
+        assert _fork_and_wait(lambda: lock.acquire(timeout=5)) == "ok"
+    finally:
+        thread.join(5)
+
+    def first_import(started):
+        with jit.fork_waits():  # as disttorch.__getattr__ imports a subpackage in it
+            started.set()
+            time.sleep(0.5)
+
+    thread = _start(first_import)
+    try:
+        t0 = time.monotonic()
+        assert _fork_and_wait(lambda: True) == "ok" and time.monotonic() - t0 > 0.3
+    finally:
+        thread.join(5)

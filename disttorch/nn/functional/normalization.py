@@ -462,6 +462,15 @@ def batch_norm(
             f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
             f"got input of size {list(x.shape)}"
         )
+    for value, what, position in ((momentum, "momentum", 7), (eps, "eps", 8)):
+        if not isinstance(value, (int, float, np.number)):
+            raise TypeError(
+                f"batch_norm(): argument '{what}' (position {position}) must be float, not {type(value).__name__}"
+            )
+    if training and math.prod(x.shape[:1] + x.shape[2:]) == 1:  # first, as PyTorch's F.batch_norm
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
+        )
     if _mixed_precision(input, running_mean, running_var, weight, bias):
         out = batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum, eps)
         return out.to(input.dtype)
@@ -481,10 +490,6 @@ def batch_norm(
             shape = (1, c) + (1,) * (x.ndim - 2)
             out = input * weight.reshape(shape) if weight is not None else input.clone()
             return out + bias.reshape(shape) if bias is not None else out
-        if x.size // c == 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
-            )
         return BatchNormTrain.apply(input, weight, bias, running_mean, running_var, momentum, eps)
     if running_mean is None or running_var is None:
         missing = "running_mean" if running_mean is None else "running_var"
@@ -515,8 +520,8 @@ class LayerNormFn(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, ndim, eps, low=None):
         x = input._data
-        d = int(np.prod(x.shape[x.ndim - ndim :]))
-        rows = x.reshape(x.size // d if d else int(np.prod(x.shape[: x.ndim - ndim])), d)
+        d = math.prod(x.shape[x.ndim - ndim :])
+        rows = x.reshape(math.prod(x.shape[: x.ndim - ndim]), d)  # (no -1: d may be 0)
         rows = rows if low is None else astype(rows, np.float32)
         ctx.ndim, ctx.eps, ctx.bias, ctx.low = ndim, eps, bias, low
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
@@ -547,7 +552,13 @@ class LayerNormFn(Function):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             xhat = ctx.xhat
             g2 = g.reshape(xhat.shape)
-            if ctx.low is not None and xhat.size:  # (no elements: the plain form's empties)
+            if not xhat.shape[1]:  # rows of no elements: empty gradients
+                params = g.shape[g.ndim - ctx.ndim :]
+                shapes = (g.shape, params, params)
+                return tuple(
+                    np.zeros(s, g.dtype) if n else None for n, s in zip(ctx.needs_input_grad[:3], shapes)
+                )
+            if ctx.low is not None:
                 return _layer_norm_grads_16_bit(ctx, weight, g2, g.shape)
             gx = gw = gb = None
             if need_x:
