@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from parity_helpers import raised
 
 import disttorch as dt
 from disttorch.autograd import gradcheck
@@ -369,3 +370,24 @@ def test_pdist_of_identical_rows_has_zero_gradient():
     DF.pdist(xd).sum().backward()
     torch.nn.functional.pdist(xt).sum().backward()
     np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def _ctc_target_errors(lib) -> list:
+    """Targets whose sizes do not fit their lengths (concatenated, padded, unbatched)."""
+    lp = lib.zeros(6, 2, 5).log_softmax(2)
+    lp1 = lib.zeros(6, 5).log_softmax(1)
+    ctc, t = lib.nn.functional.ctc_loss, lib.tensor
+    calls = [
+        lambda: ctc(lp, t([1, 2, 3, 1, 1]), t([6, 6]), t([3, 3])),
+        lambda: ctc(lp, t([1, 2, 3, 1, 1]), t([6, 6]), t([2, 2])),
+        lambda: ctc(lp, t([[1, 2, 3], [1, 0, 0]]), t([6, 6]), t([3, 4])),
+        lambda: ctc(lp, t([[1, 2], [1, 2]]), t([6, 6]), t([-1, 2])),
+        lambda: ctc(lp1, t([1, 2, 0]), t(6), t(2)),
+    ]
+    return raised(calls)
+
+
+def test_ctc_targets_that_do_not_fit_their_lengths_raise_pytorchs_errors(torch):
+    # a padded target shorter than its length read past its end (NumPy's IndexError), and an
+    # unbatched 1-D target was taken as padded where PyTorch reads it as concatenated
+    assert _ctc_target_errors(dt) == _ctc_target_errors(torch)

@@ -28,7 +28,24 @@ __all__ = ["ctc_loss"]
 
 
 def _ctc_targets(targets: np.ndarray, target_lengths: np.ndarray, n: int) -> np.ndarray:
-    """Targets as a padded ``(N, S_max)`` int array, from padded or concatenated form."""
+    """Targets as a padded ``(N, S_max)`` int array, from padded or concatenated form, with
+    PyTorch's checks of their sizes against ``target_lengths``."""
+    checking = " for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
+    if n and target_lengths.min() < 0:
+        raise RuntimeError(
+            f"Expected target_lengths to have value at least 0, but got value {int(target_lengths.min())} "
+            "(while checking arguments for ctc_loss_allocate_outputs)"
+        )
+    if targets.ndim == 1 and targets.size != target_lengths.sum():
+        raise RuntimeError(
+            f"Expected tensor to have size {int(target_lengths.sum())} at dimension 0, but got size "
+            f"{targets.size}{checking}"
+        )
+    if targets.ndim == 2 and n and targets.shape[1] < target_lengths.max():
+        raise RuntimeError(
+            f"Expected tensor to have size at least {int(target_lengths.max())} at dimension 1, but got "
+            f"size {targets.shape[1]}{checking}"
+        )
     if targets.ndim == 1:
         s_max = int(target_lengths.max()) if n else 0
         out = np.zeros((n, s_max), dtype=np.int64)
@@ -177,8 +194,6 @@ def ctc_loss(
     )
     t_max, n, c = lp.shape
     tg = np.asarray(targets._data)
-    if unbatched and tg.ndim == 1 and tg.size != tg_len.sum():
-        tg = tg[None]
     if in_len.shape[0] != n or tg_len.shape[0] != n:
         raise RuntimeError(
             f"input_lengths and target_lengths must have batch_size ({n}) entries, got "
