@@ -1494,11 +1494,28 @@ _PY_TYPES = {
 }
 
 
+_TO_KEYWORDS = frozenset(("device", "dtype", "non_blocking", "copy", "memory_format"))
+_TO_SIGNATURES = (
+    "but expected one of:\n"
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, "
+    "*, torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+    "memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+    "memory_format = None)\n"
+)
+
+
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists. A Python type
     is a dtype as PyTorch reads it: ``float`` float64, ``int`` int64, ``bool``, ``complex``
     complex128. ``memory_format=`` (e.g. ``torch.channels_last``) returns a copy laid out so
     unless ``self`` already is."""
+    if not _TO_KEYWORDS.issuperset(kwargs):
+        got = ", ".join(f"{k}={type(v).__name__}" for k, v in kwargs.items())
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got ({got}, ), {_TO_SIGNATURES}"
+        )
     target = _PY_TYPES.get(kwargs.get("dtype"), kwargs.get("dtype"))
     copy = kwargs.get("copy", False)
     fmt = kwargs.get("memory_format")

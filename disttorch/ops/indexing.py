@@ -879,6 +879,10 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     require_source_dtype("index_add", input, source)
     d, idx = _checked_vector_index(input, dim, index, "index_add")
     check_index_source("index_add", input._data.shape, d, idx.size, source._data.shape)
+    if input._data.ndim == 0:  # (one slice: a 1-element vector's, as PyTorch reads a scalar)
+        return scalar_as_vector(
+            lambda v, d: IndexAdd.apply(v, d, idx.reshape(1), source.reshape(1), alpha), input, d
+        )
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 

@@ -2009,6 +2009,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     require_source_dtype("index_copy", input, source)
     d, idx = _checked_vector_index(input, dim, index, "index_copy")
     check_index_source("index_copy", input._data.shape, d, idx.size, source._data.shape)
+    if input._data.ndim == 0:  # (one slice: a 1-element vector's, as PyTorch reads a scalar)
+        return _scatter_into(input.reshape(1), Tensor._make(idx.reshape(1)), source.reshape(1)).reshape(())
     return _scatter_into(input, (slice(None),) * d + (index,), source)
 
 

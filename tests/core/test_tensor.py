@@ -396,3 +396,12 @@ def test_device_index_is_checked_as_pytorch_checks_it(args, error, says):
         dt.device(*args)
     assert dt.device("cpu:2147483647").index == 2**31 - 1
     assert dt.device("cpu", np.int64(1)).index == 1 == dt.device("cpu", dt.tensor(1)).index
+
+
+def test_to_refuses_an_unknown_keyword_as_pytorch(torch):
+    # to(foo=1) returned the tensor unchanged
+    with pytest.raises(TypeError) as ours:
+        dt.ones(2).to(foo=1)
+    with pytest.raises(TypeError) as theirs:
+        torch.ones(2).to(foo=1)
+    assert str(ours.value) == str(theirs.value)

@@ -605,3 +605,19 @@ def test_masks_of_the_wrong_shape_fail_with_pytorchs_words(torch):
     # was "The shape of the mask does not match the shape of the indexed tensor: boolean index
     # did not match indexed array along dimension 0; ..." (NumPy's words)
     assert _mask_errors(dt) == _mask_errors(torch)
+
+
+def _scalar_index_writes(lib) -> list:
+    x = lib.tensor(1.0, requires_grad=True)
+    s = lib.tensor(2.0, requires_grad=True)
+    y = x.index_add(0, lib.tensor([0]), s, alpha=3)
+    y.backward()
+    z = lib.tensor(1.0)
+    z.index_add_(0, lib.tensor([0]), lib.tensor(2.0))
+    w = lib.tensor(1.0).index_copy_(0, lib.tensor([0]), lib.tensor([5.0]))
+    return [y.item(), x.grad.item(), s.grad.item(), z.item(), tuple(z.shape), w.item(), tuple(w.shape)]
+
+
+def test_index_add_and_copy_into_a_0_dim_tensor_as_pytorchs(torch):
+    # a 0-dim self is one slice along dim 0 (both raised IndexError here)
+    assert _scalar_index_writes(dt) == _scalar_index_writes(torch)
