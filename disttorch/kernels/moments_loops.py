@@ -164,48 +164,33 @@ def _fold_lanes(v):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def _add_lanes(acc, p, at):  # pragma: no cover - compiled
-    """The 8 lane sums ``acc`` (a tuple: kept in registers) plus ``p[at:at + 8]``."""
-    return (
-        np.float32(acc[0] + p[at]),
-        np.float32(acc[1] + p[at + 1]),
-        np.float32(acc[2] + p[at + 2]),
-        np.float32(acc[3] + p[at + 3]),
-        np.float32(acc[4] + p[at + 4]),
-        np.float32(acc[5] + p[at + 5]),
-        np.float32(acc[6] + p[at + 6]),
-        np.float32(acc[7] + p[at + 7]),
-    )
-
-
-@njit(contract=False)
 def _lane_sums(p, full, s):  # pragma: no cover - compiled
-    """``s[lane]``: the sum of ``p[lane::8]`` over the ``full`` first elements, in order."""
-    z = np.float32(-0.0)  # (-0 + p is p, -0 included: the first vector's products)
-    acc = (z, z, z, z, z, z, z, z)
-    for at in range(0, full, _LANES):
-        acc = _add_lanes(acc, p, at)
+    """``s[lane]``: the sum of ``p[lane::8]`` over the ``full`` first elements, in order
+    (summed into ``p[:8]`` itself: one array, so the compiler sees no aliasing)."""
+    for at in range(_LANES, full, _LANES):
+        for lane in range(_LANES):
+            p[lane] = np.float32(p[lane] + p[at + lane])
     for lane in range(_LANES):
-        s[lane] = acc[lane]
+        s[lane] = p[lane]
 
 
 @njit(contract=False)
-def _grad_sums(g, x, w, ps, pb, s, t):  # pragma: no cover - compiled
-    """A row's ``ds = sum(g * x * w)`` and ``db = sum(g * w)`` (``w`` empty: 1) as PyTorch's
+def _grad_sums(g, x, r, w, ps, pb, s, t):  # pragma: no cover - compiled
+    """Row ``r``'s ``ds = sum(g * x * w)`` and ``db = sum(g * w)`` (``w`` empty: 1) as PyTorch's
     vector reductions sum them: 8 lanes, the first vector's products, then each whole
     vector added lane by lane (product, then sum, rounded apart), the part vector after
     them with fused multiply-adds, the lanes folded (:func:`_fold_lanes`); a row of fewer
     than 8 elements adds its products in order. ``ps``/``pb``: buffers for the row's terms,
     ``s``/``t``: for the lanes."""
-    n = x.size
+    n = x.shape[1]
     with_weight = w.size > 0
     for j in range(n):
-        ps[j] = np.float32(g[j] * x[j])
-        pb[j] = g[j]
+        ps[j] = np.float32(g[r, j] * x[r, j])
+        pb[j] = g[r, j]
     if with_weight:
         for j in range(n):
             ps[j] = np.float32(ps[j] * w[j])
-            pb[j] = np.float32(g[j] * w[j])
+            pb[j] = np.float32(g[r, j] * w[j])
     if n < _LANES:
         ds, db = ps[0], pb[0]
         for j in range(1, n):
@@ -217,11 +202,11 @@ def _grad_sums(g, x, w, ps, pb, s, t):  # pragma: no cover - compiled
     for j in range(full, n):
         lane = j - full
         if with_weight:
-            s[lane] = _fma(np.float32(g[j] * x[j]), w[j], s[lane])
-            t[lane] = _fma(g[j], w[j], t[lane])
+            s[lane] = _fma(np.float32(g[r, j] * x[r, j]), w[j], s[lane])
+            t[lane] = _fma(g[r, j], w[j], t[lane])
         else:
-            s[lane] = _fma(g[j], x[j], s[lane])
-            t[lane] = np.float32(t[lane] + g[j])
+            s[lane] = _fma(g[r, j], x[r, j], s[lane])
+            t[lane] = np.float32(t[lane] + g[r, j])
     return _fold_lanes(s), _fold_lanes(t)
 
 
@@ -240,7 +225,7 @@ def layer_norm_input_grad_rows(g, x, mean, rstd, weight, gx):  # pragma: no cove
     scale = np.float32(np.float32(1.0) / np.float32(n))
     with_weight = weight.size > 0
     for r in range(x.shape[0]):
-        ds, db = _grad_sums(g[r], x[r], weight, ps, pb, s, t)
+        ds, db = _grad_sums(g, x, r, weight, ps, pb, s, t)
         a, mu = rstd[r], mean[r]
         b = np.float32(np.float32(np.float32(np.float32(_fma(db, mu, -ds) * a) * a) * a) * scale)
         c = _fma(-b, mu, -np.float32(np.float32(db * a) * scale))
