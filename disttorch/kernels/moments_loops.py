@@ -6,6 +6,8 @@ float32 lanes over chunks of 16 vectors (its multiply-adds fused), the chunks me
 cascade of moment additions, the elements after the last whole vector by the scalar
 update, and the 8 lanes folded in last. Then ``rstd = 1 / sqrt(var + eps)`` and
 ``y = fma((x - mean) * rstd, weight, bias)`` (see :func:`layer_norm_rows` without them).
+The gradients follow its backward kernel: :func:`layer_norm_param_grad_rows` and
+:func:`layer_norm_input_grad_rows`.
 
 The fused multiply-adds are the processor's (:func:`.jit_intrinsics.fma32`); the loops
 compile without contraction (``njit(contract=False)``), so every other step rounds on its own.
@@ -22,7 +24,7 @@ import numpy as np
 from .jit import njit
 from .jit_intrinsics import fma32 as _fma
 
-__all__ = ["layer_norm_rows", "layer_norm_weight_grad_rows", "row_moments"]
+__all__ = ["layer_norm_input_grad_rows", "layer_norm_rows", "layer_norm_param_grad_rows", "row_moments"]
 
 _LANES = 8  # float32 lanes of the vectors PyTorch's layer-norm kernel uses
 _CHUNK = 16  # vectors per Welford chunk (kChunkSize)
@@ -136,12 +138,99 @@ def layer_norm_rows(x, mean, rstd, weight, bias, xhat, out):  # pragma: no cover
 
 
 @njit(contract=False)
-def layer_norm_weight_grad_rows(g, x, mean, rstd, acc):  # pragma: no cover - compiled
-    """Adds each row's ``g * x̂`` into ``acc`` (``(D,)``, float32), row after row, as PyTorch's
-    layer-norm backward fills a thread's weight-gradient buffer: ``acc = fma(g, fma(a, x, b),
-    acc)`` with ``a = rstd``, ``b = -a * mean`` (its vector code's multiply-adds are fused)."""
+def layer_norm_param_grad_rows(g, x, mean, rstd, acc_w, acc_b):  # pragma: no cover - compiled
+    """Adds each row's ``g * x̂`` into ``acc_w`` and its ``g`` into ``acc_b`` (``(D,)``, float32;
+    an empty one is skipped), row after row, as PyTorch's layer-norm backward fills a thread's
+    weight- and bias-gradient buffers: ``acc_w = fma(g, fma(a, x, b), acc_w)`` with
+    ``a = rstd``, ``b = -a * mean`` (its vector code's multiply-adds are fused)."""
+    with_w, with_b = acc_w.size > 0, acc_b.size > 0
     for r in range(x.shape[0]):
         a = rstd[r]
         b = np.float32(-a * mean[r])
-        for j in range(x.shape[1]):
-            acc[j] = _fma(g[r, j], _fma(a, x[r, j], b), acc[j])
+        if with_w:
+            for j in range(x.shape[1]):
+                acc_w[j] = _fma(g[r, j], _fma(a, x[r, j], b), acc_w[j])
+        if with_b:
+            for j in range(x.shape[1]):
+                acc_b[j] = np.float32(acc_b[j] + g[r, j])
+
+
+@njit(contract=False)
+def _fold_lanes(v):  # pragma: no cover - compiled
+    """The sum of 8 float32 lanes as PyTorch's vector reduction folds them: halves, then
+    quarters, then pairs (``(v0 + v4) + (v2 + v6)`` plus ``(v1 + v5) + (v3 + v7)``)."""
+    low = np.float32(np.float32(v[0] + v[4]) + np.float32(v[2] + v[6]))
+    return np.float32(low + np.float32(np.float32(v[1] + v[5]) + np.float32(v[3] + v[7])))
+
+
+@njit(contract=False)
+def _lane_sums(p, full, s):  # pragma: no cover - compiled
+    """``s[lane]``: the sum of ``p[lane::8]`` over the ``full`` first elements, in order
+    (summed into ``p[:8]`` itself: one array, so the compiler sees no aliasing)."""
+    for at in range(_LANES, full, _LANES):
+        for lane in range(_LANES):
+            p[lane] = np.float32(p[lane] + p[at + lane])
+    for lane in range(_LANES):
+        s[lane] = p[lane]
+
+
+@njit(contract=False)
+def _grad_sums(g, x, r, w, ps, pb, s, t):  # pragma: no cover - compiled
+    """Row ``r``'s ``ds = sum(g * x * w)`` and ``db = sum(g * w)`` (``w`` empty: 1) as PyTorch's
+    vector reductions sum them: 8 lanes, the first vector's products, then each whole
+    vector added lane by lane (product, then sum, rounded apart), the part vector after
+    them with fused multiply-adds, the lanes folded (:func:`_fold_lanes`); a row of fewer
+    than 8 elements adds its products in order. ``ps``/``pb``: buffers for the row's terms,
+    ``s``/``t``: for the lanes."""
+    n = x.shape[1]
+    with_weight = w.size > 0
+    for j in range(n):
+        ps[j] = np.float32(g[r, j] * x[r, j])
+        pb[j] = g[r, j]
+    if with_weight:
+        for j in range(n):
+            ps[j] = np.float32(ps[j] * w[j])
+            pb[j] = np.float32(g[r, j] * w[j])
+    if n < _LANES:
+        ds, db = ps[0], pb[0]
+        for j in range(1, n):
+            ds, db = np.float32(ds + ps[j]), np.float32(db + pb[j])
+        return ds, db
+    full = n - n % _LANES
+    _lane_sums(ps, full, s)
+    _lane_sums(pb, full, t)
+    for j in range(full, n):
+        lane = j - full
+        if with_weight:
+            s[lane] = _fma(np.float32(g[r, j] * x[r, j]), w[j], s[lane])
+            t[lane] = _fma(g[r, j], w[j], t[lane])
+        else:
+            s[lane] = _fma(g[r, j], x[r, j], s[lane])
+            t[lane] = np.float32(t[lane] + g[r, j])
+    return _fold_lanes(s), _fold_lanes(t)
+
+
+@njit(contract=False)
+def layer_norm_input_grad_rows(g, x, mean, rstd, weight, gx):  # pragma: no cover - compiled
+    """``gx``, the input gradient of float32 layer norm for rows ``g``, ``x`` ``(R, D)``, as
+    PyTorch's backward kernel computes it: per row ``a = rstd``, ``b = fma(db, mean, -ds) *
+    a * a * a / D``, ``c = fma(-b, mean, -(db * a / D))`` and ``gx = fma(b, x, a * g * w) + c``
+    (``w``: ``weight``, or 1 where ``weight`` is empty), with ``ds``/``db`` from
+    :func:`_grad_sums`."""
+    s = np.zeros(_LANES, np.float32)
+    t = np.zeros(_LANES, np.float32)
+    n = x.shape[1]
+    ps = np.empty(n, np.float32)
+    pb = np.empty(n, np.float32)
+    scale = np.float32(np.float32(1.0) / np.float32(n))
+    with_weight = weight.size > 0
+    for r in range(x.shape[0]):
+        ds, db = _grad_sums(g, x, r, weight, ps, pb, s, t)
+        a, mu = rstd[r], mean[r]
+        b = np.float32(np.float32(np.float32(np.float32(_fma(db, mu, -ds) * a) * a) * a) * scale)
+        c = _fma(-b, mu, -np.float32(np.float32(db * a) * scale))
+        for j in range(n):
+            ag = np.float32(a * g[r, j])
+            if with_weight:
+                ag = np.float32(ag * weight[j])
+            gx[r, j] = np.float32(_fma(b, x[r, j], ag) + c)

@@ -14,7 +14,8 @@ from .threads import astype, get_num_threads, parallel_for
 
 __all__ = [
     "layer_norm_float32",
-    "layer_norm_weight_grad_float32",
+    "layer_norm_input_grad_float32",
+    "layer_norm_param_grads_float32",
     "normalize_rows",
     "normalize_rows_backward",
     "layer_norm_backward_16_bit",
@@ -77,14 +78,15 @@ def layer_norm_float32(
     return out, xhat, mean, rstd
 
 
-def layer_norm_weight_grad_float32(
-    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray
-) -> np.ndarray | None:
-    """The weight gradient of float32 layer norm, ``sum over rows of g * x̂`` for ``g``, ``x``
-    ``(R, D)`` and the forward's ``mean``/``rstd`` ``(R, 1)``, as PyTorch's CPU kernel sums it,
-    to the bit: the rows split in one contiguous share per thread, each share added row after
-    row into a zeroed buffer (:func:`.moments_loops.layer_norm_weight_grad_rows`), then the
-    buffers added in order. ``None`` without numba."""
+def layer_norm_param_grads_float32(
+    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, need_w: bool, need_b: bool
+) -> tuple | None:
+    """The weight and bias gradients of float32 layer norm (``None`` where not needed),
+    ``sum over rows of g * x̂`` and of ``g`` for ``g``, ``x`` ``(R, D)`` and the forward's
+    ``mean``/``rstd`` ``(R, 1)``, as PyTorch's CPU kernel sums them, to the bit: the rows
+    split in one contiguous share per thread, each share added row after row into zeroed
+    buffers (:func:`.moments_loops.layer_norm_param_grad_rows`), then the buffers added in
+    order. ``None`` without numba."""
     loops = compiled(_load_moments_loops)
     if loops is None:
         return None
@@ -93,18 +95,48 @@ def layer_norm_weight_grad_float32(
     n = len(x)
     chunk = -(-n // max(1, min(get_num_threads(), n))) if n else 1
     starts = range(0, n, chunk)
-    accs = np.zeros((len(starts), x.shape[1]), dtype=np.float32)
+    acc_w = np.zeros((len(starts), x.shape[1] if need_w else 0), dtype=np.float32)
+    acc_b = np.zeros((len(starts), x.shape[1] if need_b else 0), dtype=np.float32)
 
     def shares(first: int, last: int) -> None:  # (each share on one of the op's threads)
         for k in range(first, last):
             rows = slice(starts[k], starts[k] + chunk)
-            loops.layer_norm_weight_grad_rows(g[rows], x[rows], mean[rows], rstd[rows], accs[k])
+            loops.layer_norm_param_grad_rows(g[rows], x[rows], mean[rows], rstd[rows], acc_w[k], acc_b[k])
 
     parallel_for(len(starts), shares, work=2 * x.size)
-    total = np.zeros(x.shape[1], dtype=np.float32)
+    return tuple(_buffers_sum(acc) if need else None for acc, need in ((acc_w, need_w), (acc_b, need_b)))
+
+
+def _buffers_sum(accs: np.ndarray) -> np.ndarray:
+    """The threads' buffers ``(T, D)`` added in order, from zero."""
+    total = np.zeros(accs.shape[1], dtype=np.float32)
     for acc in accs:
         total += acc
     return total
+
+
+def layer_norm_input_grad_float32(
+    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None
+) -> np.ndarray | None:
+    """The input gradient of float32 layer norm for ``g``, ``x`` ``(R, D)``, the forward's
+    ``mean``/``rstd`` ``(R, 1)`` and ``weight`` ``(D,)`` or ``None``, as PyTorch's CPU kernel
+    computes it, to the bit (:func:`.moments_loops.layer_norm_input_grad_rows`); each thread
+    takes a range of rows. ``None`` without numba (then :func:`normalize_rows_backward`)."""
+    loops = compiled(_load_moments_loops)
+    if loops is None:
+        return None
+    g, x = np.ascontiguousarray(g, np.float32), np.ascontiguousarray(x, np.float32)
+    mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
+    w = np.empty(0, np.float32) if weight is None else np.ascontiguousarray(weight.reshape(-1))
+    gx = np.empty_like(x)
+
+    def rows(start: int, stop: int) -> None:
+        loops.layer_norm_input_grad_rows(
+            g[start:stop], x[start:stop], mean[start:stop], rstd[start:stop], w, gx[start:stop]
+        )
+
+    parallel_for(len(x), rows, work=4 * x.size)
+    return gx
 
 
 def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> np.ndarray:

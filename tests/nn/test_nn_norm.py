@@ -198,9 +198,11 @@ def test_float32_layer_norm_is_pytorchs_to_the_bit(torch, monkeypatch):
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-def test_float32_layer_norm_weight_grad_is_pytorchs_to_the_bit(torch, monkeypatch, threads):
-    """The weight gradient as PyTorch's kernel sums it: one share of rows per thread, each
-    added row after row with fused multiply-adds, the shares then added in order."""
+def test_float32_layer_norm_grads_are_pytorchs_to_the_bit(torch, monkeypatch, threads):
+    """The gradients as PyTorch's kernel computes them: the weight and bias gradients summed
+    in one share of rows per thread, row after row, the shares then added in order; the input
+    gradient from per-row sums on 8 lanes (whole vectors, then the part vector fused, then
+    folded), with and without a weight, rows shorter than a vector included."""
     pytest.importorskip("numba")
     monkeypatch.setenv("DISTTORCH_JIT", "1")
     rng = np.random.default_rng(1)
@@ -208,15 +210,18 @@ def test_float32_layer_norm_weight_grad_is_pytorchs_to_the_bit(torch, monkeypatc
     dt.set_num_threads(threads)
     torch.set_num_threads(threads)
     try:
-        for rows, d in ((32, 32), (1000, 96), (7, 768), (4, 5), (1, 9)):
+        for rows, d in ((32, 32), (1000, 96), (7, 768), (4, 5), (1, 9), (3, 1001)):
             x, g = (rng.standard_normal((2, rows, d)) * 3 + 1).astype(np.float32)
             w, b = rng.standard_normal((2, d)).astype(np.float32)
-            grads = []
-            for lib in (dt, torch):
-                wt = lib.tensor(w, requires_grad=True)
-                lib.nn.functional.layer_norm(lib.tensor(x), (d,), wt, lib.tensor(b)).backward(lib.tensor(g))
-                grads.append(wt.grad.numpy())
-            assert np.array_equal(*grads), (rows, d)
+            for affine in (True, False):
+                grads = []
+                for lib in (dt, torch):
+                    xt = lib.tensor(x, requires_grad=True)
+                    wb = [lib.tensor(a, requires_grad=True) for a in (w, b)] if affine else []
+                    lib.nn.functional.layer_norm(xt, (d,), *wb).backward(lib.tensor(g))
+                    grads.append([t.grad.numpy() for t in [xt, *wb]])
+                for ours, theirs in zip(*grads):
+                    assert np.array_equal(ours, theirs), (rows, d, affine)
     finally:
         dt.set_num_threads(before[0])
         torch.set_num_threads(before[1])

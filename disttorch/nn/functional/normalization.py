@@ -41,7 +41,8 @@ from ...kernels import torch_batch_norm
 from ...kernels.norms import (
     layer_norm_backward_16_bit,
     layer_norm_float32,
-    layer_norm_weight_grad_float32,
+    layer_norm_input_grad_float32,
+    layer_norm_param_grads_float32,
     normalize_rows,
     normalize_rows_backward,
 )
@@ -560,17 +561,14 @@ class LayerNormFn(Function):
                 )
             if ctx.low is not None:
                 return _layer_norm_grads_16_bit(ctx, weight, g2, g.shape)
-            gx = gw = gb = None
-            if need_x:
-                gxhat = g2 * weight._data.reshape(-1) if weight is not None else g2
-                gx = normalize_rows_backward(gxhat, xhat, ctx.rstd).reshape(g.shape)
-            if need_w:
-                gw = _weight_grad(ctx, g2, xhat).reshape(weight._data.shape)
-            if need_b:
-                gb = column_sum(g2).reshape(
-                    weight._data.shape if weight is not None else g.shape[g.ndim - ctx.ndim :]
-                )
-            return gx, gw, gb
+            gx = _layer_norm_input_grad(ctx, weight, g2, xhat).reshape(g.shape) if need_x else None
+            gw, gb = _layer_norm_param_grads(ctx, g2, xhat, need_w, need_b)
+            param_shape = weight._data.shape if weight is not None else g.shape[g.ndim - ctx.ndim :]
+            return (
+                gx,
+                None if gw is None else gw.reshape(param_shape),
+                None if gb is None else gb.reshape(param_shape),
+            )
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             (x,) = ctx.inputs
@@ -613,16 +611,34 @@ class LayerNormFn(Function):
         return gx, gw, gb, None, None, None
 
 
-def _weight_grad(ctx: LayerNormFn, g2: np.ndarray, xhat: np.ndarray) -> np.ndarray:
-    """``layer_norm``'s weight gradient, the column sums of ``g * x̂``: in PyTorch's order
-    for float32 where the forward kept PyTorch's row statistics (numba), else by ``einsum``."""
+def _layer_norm_input_grad(
+    ctx: LayerNormFn, weight: Tensor | None, g2: np.ndarray, xhat: np.ndarray
+) -> np.ndarray:
+    """``layer_norm``'s input gradient: PyTorch's float32 kernel, to the bit, where the
+    forward kept PyTorch's row statistics (numba), else through ``x̂`` in NumPy's order."""
+    w = weight._data.reshape(-1) if weight is not None else None
     mean = getattr(ctx, "mean", None)
     if mean is not None and g2.dtype == np.float32:
         x = ctx.inputs[0]._data.reshape(xhat.shape)
-        exact = layer_norm_weight_grad_float32(g2, x, mean, ctx.rstd)
+        exact = layer_norm_input_grad_float32(g2, x, mean, ctx.rstd, w)
         if exact is not None:
             return exact
-    return np.einsum("ij,ij->j", g2, xhat)
+    return normalize_rows_backward(g2 * w if w is not None else g2, xhat, ctx.rstd)
+
+
+def _layer_norm_param_grads(
+    ctx: LayerNormFn, g2: np.ndarray, xhat: np.ndarray, need_w: bool, need_b: bool
+) -> tuple:
+    """``layer_norm``'s weight and bias gradients (``None`` where not needed), the column sums
+    of ``g * x̂`` and of ``g``: in PyTorch's order for float32 where the forward kept
+    PyTorch's row statistics (numba), else by ``einsum`` and :func:`column_sum`."""
+    mean = getattr(ctx, "mean", None)
+    if mean is not None and g2.dtype == np.float32 and (need_w or need_b):
+        x = ctx.inputs[0]._data.reshape(xhat.shape)
+        exact = layer_norm_param_grads_float32(g2, x, mean, ctx.rstd, need_w, need_b)
+        if exact is not None:
+            return exact
+    return (np.einsum("ij,ij->j", g2, xhat) if need_w else None, column_sum(g2) if need_b else None)
 
 
 def _f32(t: Tensor, low: np.dtype | None) -> np.ndarray:
