@@ -643,11 +643,15 @@ class AdaptiveAvgPoolNd(Function):
 _ADAPTIVE_AVG_KERNEL = {1: "adaptive_avg_pool2d", 2: "adaptive_avg_pool2d", 3: "adaptive_avg_pool3d_cpu"}
 
 
-def _check_adaptive(x: np.ndarray, d: int, name: str, output_size: Any = None) -> None:
+def _check_adaptive(
+    x: np.ndarray, d: int, name: str, output_size: Any = None, quantized: bool = False
+) -> None:
+    """PyTorch's checks of an adaptive pooling input (a quantized one's integers are its
+    representation, which its own kernel averages)."""
     if d > 1 and isinstance(output_size, (tuple, list)) and x.ndim <= len(output_size):
         # (PyTorch's Python wrapper reads the sizes a None keeps from the input first)
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-    if name.startswith("adaptive_avg") and x.dtype.kind in "biu":
+    if name.startswith("adaptive_avg") and x.dtype.kind in "biu" and not quantized:
         raise NotImplementedError(
             f"\"{_ADAPTIVE_AVG_KERNEL[d]}\" not implemented for '{scalar_type_name(x.dtype)}'"
         )
@@ -681,7 +685,7 @@ def _adaptive_avg_pool2d_quantized(input: Tensor, output_size: Any) -> Tensor:
     exact integer sums of ``q - zero_point`` over each window, ``zero_point + sum / count``
     rounded half to even."""
     data = input._per_tensor_data("adaptive_avg_pool2d")
-    _check_adaptive(data, 2, "adaptive_avg_pool2d")
+    _check_adaptive(data, 2, "adaptive_avg_pool2d", quantized=True)
     out_size = _output_size(output_size, data.shape[-2:], 2)
     sums = data.astype(np.int64) - int(input._zero_point)
     counts = np.ones((1, 1), np.int64)
