@@ -12,11 +12,16 @@ fuses the same steps with :func:`fma`:
 - float64: the product's rounding error comes from Dekker's split (each factor cut into two
   halves of 26 bits whose products are exact), the sum's from Knuth's two-sum, and the
   errors are added back before the last rounding: the fused result but for rare ties.
+
+With numba (the ``fast`` extra) the loop is the processor's own FMA (:mod:`.fma_loops`):
+exact, ties included, and one pass over memory.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .jit import compiled
 
 __all__ = ["fma"]
 
@@ -25,13 +30,38 @@ __all__ = ["fma"]
 _SPLIT = 134217729.0
 
 
-def fma(a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+def _load_loops():
+    from .fma_loops import fma as loops
+
+    return loops
+
+
+def fma(
+    a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float, out: np.ndarray | None = None
+) -> np.ndarray:
     """``a * b + c`` (broadcast) rounded once, in the float dtype of the arrays (float32 or
-    float64; a float16/bfloat16 caller computes in float32 first)."""
+    float64; a float16/bfloat16 caller computes in float32 first), into ``out`` if given."""
     dtype = np.result_type(a, b, c)
+    loops = compiled(_load_loops)
+    if loops is not None and dtype.kind == "f" and dtype.itemsize in loops:
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as the processor gives them
+            return loops[dtype.itemsize](a, b, c, out=out, dtype=dtype)
+    fused = _numpy_fma(a, b, c, dtype)
+    if out is None:
+        return fused
+    out[...] = fused
+    return out
+
+
+def _numpy_fma(
+    a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float, dtype: np.dtype
+) -> np.ndarray:
     if dtype.itemsize <= 4:
         out = np.multiply(a, b, dtype=np.float64)
-        out += c
+        if out.shape == np.shape(c):
+            out += c
+        else:  # ``c`` broadcasts ``a * b`` (or is larger)
+            out = np.add(out, c, dtype=np.float64)
         return out.astype(dtype)
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
     with np.errstate(invalid="ignore", over="ignore"):

@@ -1,5 +1,5 @@
 """Processor operations the compiled loops need and numba does not offer, as LLVM intrinsics
-(numba, the ``fast`` extra): a float32 fused multiply-add and the reinterpretation of a
+(numba, the ``fast`` extra): float32 and float64 fused multiply-adds and the reinterpretation of a
 float32's bits as an int32 and back. Each compiles to one instruction and vectorises.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
@@ -7,26 +7,39 @@ Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.
 
 from __future__ import annotations
 
+from typing import Any
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["bits_to_float32", "float32_bits", "fma32"]
+__all__ = ["bits_to_float32", "float32_bits", "fma32", "fma64"]
 
 
-@intrinsic
-def fma32(typingctx, a, b, c):  # pragma: no cover - compiled
-    """float32 ``a * b + c`` rounded once: the processor's fused multiply-add (``llvm.fma.f32``)."""
-    if not all(t == types.float32 for t in (a, b, c)):
-        return None
+def _fma_of(numba_type: types.Float, llvm_type: ir.Type, name: str) -> Any:
+    """The processor's fused multiply-add ``a * b + c`` (``llvm.fma``) on ``numba_type``."""
 
-    def codegen(context, builder, signature, args):
-        f = ir.FloatType()
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f, [f, f, f]), "llvm.fma.f32")
-        return builder.call(fn, args)
+    def typer(typingctx, a, b, c):  # pragma: no cover - compiled
+        if not all(t == numba_type for t in (a, b, c)):
+            return None
 
-    return types.float32(types.float32, types.float32, types.float32), codegen
+        def codegen(context, builder, signature, args):
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(llvm_type, [llvm_type] * 3), f"llvm.fma.{name}"
+            )
+            return builder.call(fn, args)
+
+        return numba_type(numba_type, numba_type, numba_type), codegen
+
+    typer.__name__ = f"fma{name[1:]}"
+    return intrinsic(typer)
+
+
+#: float32 ``a * b + c`` rounded once: the processor's fused multiply-add (``llvm.fma.f32``).
+fma32 = _fma_of(types.float32, ir.FloatType(), "f32")
+#: float64 ``a * b + c`` rounded once (``llvm.fma.f64``).
+fma64 = _fma_of(types.float64, ir.DoubleType(), "f64")
 
 
 @intrinsic

@@ -40,6 +40,7 @@ from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
+from ..kernels.fma import fma
 from ..kernels.lerp import lerp as lerp_kernel
 from ..kernels.power import general_power
 from ..kernels.power import power as power_kernel
@@ -252,6 +253,37 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+class AddScaled(Function):
+    """``input + scale * other`` of a float32/float64 result, the multiply-add rounded once
+    (PyTorch's CPU kernels fuse it): ``add``/``sub`` with ``alpha`` (``sub`` passes
+    ``subtract``: ``-alpha``), and ``addcmul`` with ``scale`` a tensor of the result's dtype."""
+
+    _rounds_numbers = (0, 1)
+    _raw = True
+    _wraps_numbers = True
+    _node_name = "AddBackward0"
+    _backward_saves = {"alpha": lambda ctx: ctx.alpha}
+
+    @staticmethod
+    def forward(ctx, a, b, scale, subtract):
+        if isinstance(scale, Tensor):
+            ctx.alpha = ctx.scale = scale
+            if ctx.needs_input_grad and ctx.needs_input_grad[2]:
+                ctx.other = b
+            return _split(fma, scale._data, b._data, a._data)
+        signed = -scale if subtract else scale
+        ctx.alpha, ctx.scale = scale, signed
+        if subtract:
+            refuse_bool_subtraction(a, b)
+            ctx._node_name = "SubBackward0"
+        return binary(lambda x, y: fma(np.result_type(x, y).type(signed), y, x), a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        _, grad_b, grad_scale, _ = ctx.needs_input_grad
+        return g, (mul(g, ctx.scale) if grad_b else None), (mul(g, ctx.other) if grad_scale else None), None
 
 
 class Mul(Function):
@@ -1164,6 +1196,8 @@ def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tens
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     check_scalar_operand(alpha, rt)
     low = low_result(input, other)
+    if low is None and rt.kind == "f" and rt.itemsize >= 4:
+        return AddScaled.apply(input, other, alpha, op is Sub)
     if low is None:
         return op.apply(input, mul(other, alpha))
     return _op_of_product(op, input, other, scalar_of(alpha, low), low, (input, other))
