@@ -19,6 +19,8 @@ exact, ties included, and one pass over memory.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .jit import compiled
@@ -30,10 +32,13 @@ __all__ = ["fma"]
 _SPLIT = 134217729.0
 
 
-def _load_loops():
-    from .fma_loops import fma as loops
+_COMPILED = (np.dtype(np.float32), np.dtype(np.float64))
 
-    return loops
+
+def _load_loops():
+    from . import fma_loops
+
+    return fma_loops
 
 
 def fma(
@@ -43,14 +48,30 @@ def fma(
     float64; a float16/bfloat16 caller computes in float32 first), into ``out`` if given."""
     dtype = np.result_type(a, b, c)
     loops = compiled(_load_loops)
-    if loops is not None and dtype.kind == "f" and dtype.itemsize in loops:
+    if loops is not None and dtype in _COMPILED:
         with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as the processor gives them
-            return loops[dtype.itemsize](a, b, c, out=out, dtype=dtype)
+            if np.ndim(a) != 0 or not _flat(dtype, b, c, out):
+                return loops.fma(a, b, c, out=out, dtype=dtype)
+            if out is c:
+                loops.scaled_add_into(dtype.type(a), b.reshape(-1), out.reshape(-1))
+                return out
+            out = np.empty_like(c) if out is None else out
+            loops.scaled_add(dtype.type(a), b.reshape(-1), c.reshape(-1), out.reshape(-1))
+            return out
     fused = _numpy_fma(a, b, c, dtype)
     if out is None:
         return fused
     out[...] = fused
     return out
+
+
+def _flat(dtype: np.dtype, b: Any, c: Any, out: np.ndarray | None) -> bool:
+    """Whether ``b``, ``c`` (and ``out``) are C-contiguous arrays of ``dtype`` and one shape."""
+    arrays = (b, c) if out is None else (b, c, out)
+    return all(
+        isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == c.shape and x.flags.c_contiguous
+        for x in arrays
+    )
 
 
 def _numpy_fma(

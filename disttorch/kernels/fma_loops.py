@@ -1,7 +1,11 @@
-"""The compiled form of :func:`disttorch.kernels.fma.fma` (numba, the ``fast`` extra): a
-NumPy ufunc ``fma(a, b, c)`` for float32 and float64 whose loop is the processor's fused
-multiply-add (:mod:`.jit_intrinsics`), rounded once with no exception (no double-rounding
-tie), with NumPy's broadcasting, strides and ``out=``.
+"""The compiled form of :func:`disttorch.kernels.fma.fma` (numba, the ``fast`` extra): the
+processor's fused multiply-add (:func:`.jit_intrinsics.fma`), rounded once with no exception
+(no double-rounding tie), on float32 or float64:
+
+- ``fma(a, b, c)``: a NumPy ufunc, with its broadcasting, strides and ``out=``;
+- ``scaled_add(s, b, c, out)`` and ``scaled_add_into(s, b, out)`` (``c`` is ``out``):
+  ``s * b + c`` for a number ``s`` and flat arrays. A ufunc's loop over a broadcast number
+  does not vectorise, nor one whose output may alias an input: these do (three times faster).
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """
@@ -10,20 +14,26 @@ from __future__ import annotations
 
 import numba
 
-from .jit_intrinsics import fma32, fma64
+from .jit import njit
+from .jit_intrinsics import fma as _fma
 
-__all__ = ["fma"]
-
-
-@numba.vectorize(["float32(float32, float32, float32)"], cache=True, nopython=True)
-def _fma32(a, b, c):  # pragma: no cover - compiled
-    return fma32(a, b, c)
+__all__ = ["fma", "scaled_add", "scaled_add_into"]
 
 
-@numba.vectorize(["float64(float64, float64, float64)"], cache=True, nopython=True)
-def _fma64(a, b, c):  # pragma: no cover - compiled
-    return fma64(a, b, c)
+@numba.vectorize(
+    ["float32(float32, float32, float32)", "float64(float64, float64, float64)"], cache=True, nopython=True
+)
+def fma(a, b, c):  # pragma: no cover - compiled
+    return _fma(a, b, c)
 
 
-#: ``fma(a, b, c)``: the float32 ufunc for float32 operands, the float64 one otherwise.
-fma = {4: _fma32, 8: _fma64}
+@njit()
+def scaled_add(s, b, c, out):  # pragma: no cover - compiled
+    for i in range(out.size):
+        out[i] = _fma(s, b[i], c[i])
+
+
+@njit()
+def scaled_add_into(s, b, out):  # pragma: no cover - compiled
+    for i in range(out.size):
+        out[i] = _fma(s, b[i], out[i])

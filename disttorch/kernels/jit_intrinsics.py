@@ -7,39 +7,36 @@ Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.
 
 from __future__ import annotations
 
-from typing import Any
-
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["bits_to_float32", "float32_bits", "fma32", "fma64"]
+__all__ = ["bits_to_float32", "float32_bits", "fma", "fma32"]
 
 
-def _fma_of(numba_type: types.Float, llvm_type: ir.Type, name: str) -> Any:
-    """The processor's fused multiply-add ``a * b + c`` (``llvm.fma``) on ``numba_type``."""
-
-    def typer(typingctx, a, b, c):  # pragma: no cover - compiled
-        if not all(t == numba_type for t in (a, b, c)):
-            return None
-
-        def codegen(context, builder, signature, args):
-            fn = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(llvm_type, [llvm_type] * 3), f"llvm.fma.{name}"
-            )
-            return builder.call(fn, args)
-
-        return numba_type(numba_type, numba_type, numba_type), codegen
-
-    typer.__name__ = f"fma{name[1:]}"
-    return intrinsic(typer)
+_LLVM_FLOATS = {types.float32: (ir.FloatType(), "f32"), types.float64: (ir.DoubleType(), "f64")}
 
 
-#: float32 ``a * b + c`` rounded once: the processor's fused multiply-add (``llvm.fma.f32``).
-fma32 = _fma_of(types.float32, ir.FloatType(), "f32")
-#: float64 ``a * b + c`` rounded once (``llvm.fma.f64``).
-fma64 = _fma_of(types.float64, ir.DoubleType(), "f64")
+@intrinsic
+def fma(typingctx, a, b, c):  # pragma: no cover - compiled
+    """``a * b + c`` rounded once, three float32 or three float64 numbers: the processor's
+    fused multiply-add (``llvm.fma``)."""
+    if a not in _LLVM_FLOATS or b != a or c != a:
+        return None
+    llvm_type, name = _LLVM_FLOATS[a]
+
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(llvm_type, [llvm_type] * 3), f"llvm.fma.{name}"
+        )
+        return builder.call(fn, args)
+
+    return a(a, a, a), codegen
+
+
+#: The float32 loops' name for :func:`fma`.
+fma32 = fma
 
 
 @intrinsic

@@ -50,6 +50,7 @@ from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
 from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, sleef_log1p
+from ..kernels.vml import sqrt as vml_sqrt
 from ..kernels.vml import tanh as vml_tanh
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, check_scalar_operand, in_half, no_complex, wrapped_int
@@ -256,9 +257,8 @@ class Sub(Function):
 
 
 class AddScaled(Function):
-    """``input + scale * other`` of a float32/float64 result, the multiply-add rounded once
-    (PyTorch's CPU kernels fuse it): ``add``/``sub`` with ``alpha`` (``sub`` passes
-    ``subtract``: ``-alpha``), and ``addcmul`` with ``scale`` a tensor of the result's dtype."""
+    """``input + alpha * other`` of a float32/float64 result, the multiply-add rounded once
+    (PyTorch's CPU kernel fuses it); ``sub`` with ``alpha`` passes ``subtract`` (``-alpha``)."""
 
     _rounds_numbers = (0, 1)
     _raw = True
@@ -267,14 +267,9 @@ class AddScaled(Function):
     _backward_saves = {"alpha": lambda ctx: ctx.alpha}
 
     @staticmethod
-    def forward(ctx, a, b, scale, subtract):
-        if isinstance(scale, Tensor):
-            ctx.alpha = ctx.scale = scale
-            if ctx.needs_input_grad and ctx.needs_input_grad[2]:
-                ctx.other = b
-            return _split(fma, scale._data, b._data, a._data)
-        signed = -scale if subtract else scale
-        ctx.alpha, ctx.scale = scale, signed
+    def forward(ctx, a, b, alpha, subtract):
+        signed = -alpha if subtract else alpha
+        ctx.alpha, ctx.scale = alpha, signed
         if subtract:
             refuse_bool_subtraction(a, b)
             ctx._node_name = "SubBackward0"
@@ -282,8 +277,31 @@ class AddScaled(Function):
 
     @staticmethod
     def backward(ctx, g):
-        _, grad_b, grad_scale, _ = ctx.needs_input_grad
-        return g, (mul(g, ctx.scale) if grad_b else None), (mul(g, ctx.other) if grad_scale else None), None
+        return g, (mul(g, ctx.scale) if ctx.needs_input_grad[1] else None), None, None
+
+
+class Addcmul(Function):
+    """``input + (value * tensor1) * tensor2`` of three float32 or three float64 tensors, the
+    last multiply-add rounded once, as PyTorch's CPU kernel."""
+
+    _raw = True
+    _backward_saves = {"value": lambda ctx: ctx.value}
+
+    @staticmethod
+    def forward(ctx, input, tensor1, tensor2, value):
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(tensor1, tensor2)
+        ctx.value = value
+        t1 = tensor1._data
+        scaled = t1 if value == 1 else np.multiply(t1, t1.dtype.type(value))
+        return _split(fma, scaled, tensor2._data, input._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        t1, t2 = ctx._checked_saved()
+        _, n1, n2, _ = ctx.needs_input_grad
+        v = ctx.value
+        return g, (g * (t2 * v) if n1 else None), (g * (t1 * v) if n2 else None), None
 
 
 class Mul(Function):
@@ -604,7 +622,7 @@ class Log10(_FloatUnary):
 
 
 class Sqrt(_FloatUnary):
-    ufunc, uses_output, quiet = _vml(np.sqrt, "Sqrt", widen=False), True, True
+    ufunc, uses_output, quiet = vml_sqrt, True, True
 
     @staticmethod
     def derivative(x, y):

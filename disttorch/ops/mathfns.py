@@ -60,7 +60,7 @@ from .dtype_rules import (
     refuse_kernel,
     require_source_dtype,
 )
-from .elementwise import AddScaled, Logaddexp2, clamp, lerp, sqrt, where
+from .elementwise import Addcmul, Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
 from .indexing import _checked_vector_index, check_index_source, gather
@@ -556,9 +556,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         value, arrays_result_type([input._data, tensor1._data, tensor2._data]), low="float32"
     )
     if len({input.dtype, tensor1.dtype, tensor2.dtype}) == 1 and input.dtype in (float32, float64):
-        # PyTorch's kernel: ``input + (value * tensor1) * tensor2``, the last multiply-add fused
-        scaled = tensor1 if value == 1 else tensor1 * value
-        return named_node(AddScaled.apply(input, tensor2, scaled, False), "AddcmulBackward0")
+        return Addcmul.apply(input, tensor1, tensor2, value)
     prod = tensor2 * tensor1  # (Mul packs its other operand first: a pack hook sees tensor1, tensor2)
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")

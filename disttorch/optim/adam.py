@@ -9,6 +9,7 @@ import numpy as np
 
 from ..kernels.fma import fma
 from ..kernels.lerp import lerp
+from ..kernels.vml import sqrt
 from ._16_bit import adam_16_bit, is_16_bit
 from ._checks import check_betas, check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _scalar, _scalar_dtype
@@ -90,7 +91,7 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             v = state["max_exp_avg_sq"]
-        t = np.sqrt(v)
+        t = sqrt(v)
         t /= (1 - b2**step) ** 0.5
         t += eps
         quotient = np.multiply(m, s(-(lr / (1 - b1**step))))

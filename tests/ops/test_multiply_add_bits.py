@@ -1,7 +1,8 @@
-"""``add``/``sub`` with ``alpha``, ``addcmul``, ``addcdiv`` (and their in-place and foreach
-forms) and the SGD/Adam steps built on them give PyTorch's CPU bits: its kernels fuse
-``a + alpha * b`` and ``a + (value * t1) * t2`` into one multiply-add, and compute
-``a + (value * t1) / t2`` unfused. Both the compiled and the NumPy forms are checked."""
+"""``add``/``sub`` with ``alpha``, ``addcmul``, ``addcdiv`` (and their in-place forms) and
+the optimizer steps built on them give PyTorch's CPU bits: its kernels fuse ``a + alpha * b``
+and ``a + (value * t1) * t2`` into one multiply-add, and compute ``a + (value * t1) / t2``
+unfused. Both the compiled and the NumPy forms are checked. (The steps that take a square
+root need MKL's, as PyTorch's: without the ``mkl`` wheel they are skipped.)"""
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import disttorch as dt
 from disttorch.autograd import gradcheck
 from disttorch.kernels.fma import fma
+from disttorch.kernels.vml import mkl_runtime
 
 SIZES = (1, 7, 33, 1000)
 
@@ -63,17 +65,24 @@ def test_gradients():
     assert dt.addcmul(a, b, c).grad_fn.name() == "AddcmulBackward0"
 
 
-@pytest.mark.parametrize(
-    "name, kwargs",
-    [
-        ("SGD", dict(lr=0.1)),
-        ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2)),
-        ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=1e-2)),
-    ],
-)
+STEPS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=1e-2)),
+    ("Adam", dict(lr=1e-3, amsgrad=True, weight_decay=1e-2)),
+    ("AdamW", dict(lr=1e-3, weight_decay=1e-2)),
+    ("RMSprop", dict(lr=1e-2)),
+    ("RMSprop", dict(lr=1e-2, centered=True, momentum=0.9, weight_decay=1e-2)),
+    ("Adagrad", dict(lr=1e-2, weight_decay=1e-2, lr_decay=1e-3)),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", STEPS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_optimizer_steps_same_bits(torch, jit, name, kwargs, dtype):
     """20 steps on random gradients, parameters of sizes 1, 7, 33, 1000 and (64, 128)."""
+    if name != "SGD" and mkl_runtime() is None:
+        pytest.skip("PyTorch's square root is MKL's: needs the mkl wheel")
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     shapes = [(1,), (7,), (33,), (1000,), (64, 128)]
