@@ -77,4 +77,6 @@ class Adagrad(Optimizer):
         fma(grad, grad, state["sum"], out=state["sum"])
         std = sqrt(state["sum"])
         std += group["eps"]
-        param += np.multiply(grad, s(-clr)) / std
+        quotient = np.multiply(grad, s(-clr))
+        quotient /= std
+        param += quotient

@@ -85,15 +85,16 @@ class Adam(Optimizer):
             else:
                 grad = fma(s(wd), param, grad)
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        m[...] = lerp(m, grad, 1 - b1)
+        lerp(m, grad, 1 - b1, out=m)
         v *= b2
-        fma(grad * s(1 - b2), grad, v, out=v)
+        scratch = np.multiply(grad, s(1 - b2), out=np.empty_like(param))  # (an array even 0-d)
+        fma(scratch, grad, v, out=v)
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             v = state["max_exp_avg_sq"]
         t = sqrt(v)
         t /= (1 - b2**step) ** 0.5
         t += eps
-        quotient = np.multiply(m, s(-(lr / (1 - b1**step))))
+        quotient = np.multiply(m, s(-(lr / (1 - b1**step))), out=scratch)
         quotient /= t
         param += quotient

@@ -72,10 +72,11 @@ class RMSprop(Optimizer):
             grad = fma(s(wd), param, grad)
         sq = state["square_avg"]
         sq *= alpha
-        fma(grad * s(1 - alpha), grad, sq, out=sq)
+        scratch = np.multiply(grad, s(1 - alpha), out=np.empty_like(param))  # (an array even 0-d)
+        fma(scratch, grad, sq, out=sq)
         if group["centered"]:
             ga = state["grad_avg"]
-            ga[...] = lerp(ga, grad, 1 - alpha)
+            lerp(ga, grad, 1 - alpha, out=ga)
             avg = sqrt(fma(-ga, ga, sq))
         else:
             avg = sqrt(sq)
@@ -84,7 +85,9 @@ class RMSprop(Optimizer):
         if mom > 0:
             buf = state["momentum_buffer"]
             buf *= mom
-            buf += grad / avg
+            buf += np.divide(grad, avg, out=scratch)
             fma(s(-lr), buf, param, out=param)
         else:
-            param += np.multiply(grad, s(-lr)) / avg
+            quotient = np.multiply(grad, s(-lr), out=scratch)
+            quotient /= avg
+            param += quotient

@@ -32,6 +32,8 @@ def _ops(lib, x, y, z):
         a.clone().sub_(b, alpha=0.7),
         a.clone().addcmul_(b, c, value=1e-3),
         a.clone().addcdiv_(b, c, value=-1e-3),
+        lib._foreach_add([a], [b], alpha=0.3)[0],
+        lib._foreach_addcmul([a], [b], [c], value=0.3)[0],
     ]
 
 
@@ -59,7 +61,7 @@ def test_gradients():
     a, b, c = (dt.tensor(rng.standard_normal((2, 3)), requires_grad=True) for _ in range(3))
     row = dt.tensor(rng.standard_normal(3), requires_grad=True)
     assert gradcheck(lambda a, b, r: (a.sub(b, alpha=0.3), a.add(r, alpha=-1.7)), (a, b, row))
-    assert gradcheck(lambda a, b, c: dt.addcmul(a, b, c, value=0.5), (a, b, c))
+    assert gradcheck(lambda a, b, c, r: dt.addcmul(a, b, c, value=0.5) + dt.addcmul(r, b, c), (a, b, c, row))
     assert gradcheck(lambda a, b, c: dt.addcdiv(a, b, c.abs() + 1, value=0.5), (a, b, c))
     assert a.add(b, alpha=2).grad_fn.name() == "AddBackward0"
     assert dt.addcmul(a, b, c).grad_fn.name() == "AddcmulBackward0"
