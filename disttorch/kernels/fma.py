@@ -50,13 +50,16 @@ def fma(
     loops = compiled(_load_loops)
     if loops is not None and dtype in _COMPILED:
         with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as the processor gives them
-            if np.ndim(a) != 0 or not _flat(dtype, b, c, out):
-                return loops.fma(a, b, c, out=out, dtype=dtype)
-            if out is c:
+            flat = _flat(dtype, b, c, out)
+            if flat and np.ndim(a) == 0 and out is c:
                 loops.scaled_add_into(dtype.type(a), b.reshape(-1), out.reshape(-1))
-                return out
-            out = np.empty_like(c) if out is None else out
-            loops.scaled_add(dtype.type(a), b.reshape(-1), c.reshape(-1), out.reshape(-1))
+            elif flat and np.ndim(a) == 0:
+                out = np.empty_like(c) if out is None else out
+                loops.scaled_add(dtype.type(a), b.reshape(-1), c.reshape(-1), out.reshape(-1))
+            elif flat and out is c and _flat(dtype, a, c, None):
+                loops.multiply_add_into(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+            else:
+                return loops.fma(a, b, c, out=out, dtype=dtype)
             return out
     fused = _numpy_fma(a, b, c, dtype)
     if out is None:
