@@ -72,7 +72,7 @@ def _flat(dtype: np.dtype, b: Any, c: Any, out: np.ndarray | None) -> bool:
     """Whether ``b``, ``c`` (and ``out``) are C-contiguous arrays of ``dtype`` and one shape."""
     arrays = (b, c) if out is None else (b, c, out)
     return all(
-        isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == c.shape and x.flags.c_contiguous
+        isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == np.shape(c) and x.flags.c_contiguous
         for x in arrays
     )
 

@@ -54,6 +54,7 @@ def test_multiply_add_rounds_once(jit):
     want = (np.float64(0.1) * 0 + np.float64(np.float32(0.3)) * y + x).astype(np.float32)
     assert np.array_equal(dt.from_numpy(x).add(dt.from_numpy(y), alpha=0.3).numpy(), want)
     assert np.array_equal(fma(np.float32(0.3), y, x), want)
+    assert np.array_equal(fma(y, x, 1.0), (y.astype(np.float64) * x + 1).astype(np.float32))
 
 
 def test_gradients():
