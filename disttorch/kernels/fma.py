@@ -49,18 +49,18 @@ def fma(
     dtype = np.result_type(a, b, c)
     loops = compiled(_load_loops)
     if loops is not None and dtype in _COMPILED:
-        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as the processor gives them
-            flat = _flat(dtype, b, c, out)
-            if flat and np.ndim(a) == 0 and out is c:
-                loops.scaled_add_into(dtype.type(a), b.reshape(-1), out.reshape(-1))
-            elif flat and np.ndim(a) == 0:
-                out = np.empty_like(c) if out is None else out
-                loops.scaled_add(dtype.type(a), b.reshape(-1), c.reshape(-1), out.reshape(-1))
-            elif flat and out is c and _flat(dtype, a, c, None):
-                loops.multiply_add_into(a.reshape(-1), b.reshape(-1), out.reshape(-1))
-            else:
+        flat = _flat(dtype, b, c) and (out is None or out is c or _flat(dtype, out, c))
+        if flat and np.ndim(a) == 0 and out is c:
+            loops.scaled_add_into(dtype.type(a), b.reshape(-1), out.reshape(-1))
+        elif flat and np.ndim(a) == 0:
+            out = np.empty_like(c) if out is None else out
+            loops.scaled_add(dtype.type(a), b.reshape(-1), c.reshape(-1), out.reshape(-1))
+        elif flat and out is c and _flat(dtype, a, c):
+            loops.multiply_add_into(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as the processor gives them
                 return loops.fma(a, b, c, out=out, dtype=dtype)
-            return out
+        return out
     fused = _numpy_fma(a, b, c, dtype)
     if out is None:
         return fused
@@ -68,12 +68,15 @@ def fma(
     return out
 
 
-def _flat(dtype: np.dtype, b: Any, c: Any, out: np.ndarray | None) -> bool:
-    """Whether ``b``, ``c`` (and ``out``) are C-contiguous arrays of ``dtype`` and one shape."""
-    arrays = (b, c) if out is None else (b, c, out)
-    return all(
-        isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == np.shape(c) and x.flags.c_contiguous
-        for x in arrays
+def _flat(dtype: np.dtype, x: Any, c: Any) -> bool:
+    """Whether ``x`` and ``c`` are C-contiguous arrays of ``dtype`` and one shape."""
+    return (
+        isinstance(x, np.ndarray)
+        and isinstance(c, np.ndarray)
+        and x.dtype == dtype == c.dtype
+        and x.shape == c.shape
+        and x.flags.c_contiguous
+        and c.flags.c_contiguous
     )
 
 
