@@ -1,5 +1,5 @@
 """Processor operations the compiled loops need and numba does not offer, as LLVM intrinsics
-(numba, the ``fast`` extra): a float32 fused multiply-add and the reinterpretation of a
+(numba, the ``fast`` extra): float32 and float64 fused multiply-adds and the reinterpretation of a
 float32's bits as an int32 and back. Each compiles to one instruction and vectorises.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
@@ -12,21 +12,31 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["bits_to_float32", "float32_bits", "fma32"]
+__all__ = ["bits_to_float32", "float32_bits", "fma", "fma32"]
+
+
+_LLVM_FLOATS = {types.float32: (ir.FloatType(), "f32"), types.float64: (ir.DoubleType(), "f64")}
 
 
 @intrinsic
-def fma32(typingctx, a, b, c):  # pragma: no cover - compiled
-    """float32 ``a * b + c`` rounded once: the processor's fused multiply-add (``llvm.fma.f32``)."""
-    if not all(t == types.float32 for t in (a, b, c)):
+def fma(typingctx, a, b, c):  # pragma: no cover - compiled
+    """``a * b + c`` rounded once, three float32 or three float64 numbers: the processor's
+    fused multiply-add (``llvm.fma``)."""
+    if a not in _LLVM_FLOATS or b != a or c != a:
         return None
+    llvm_type, name = _LLVM_FLOATS[a]
 
     def codegen(context, builder, signature, args):
-        f = ir.FloatType()
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f, [f, f, f]), "llvm.fma.f32")
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(llvm_type, [llvm_type] * 3), f"llvm.fma.{name}"
+        )
         return builder.call(fn, args)
 
-    return types.float32(types.float32, types.float32, types.float32), codegen
+    return a(a, a, a), codegen
+
+
+#: The float32 loops' name for :func:`fma`.
+fma32 = fma
 
 
 @intrinsic

@@ -22,13 +22,22 @@ from .threads import elementwise
 __all__ = ["lerp"]
 
 
-def lerp(start: np.ndarray, end: np.ndarray, weight: np.ndarray | float) -> np.ndarray:
+def lerp(
+    start: np.ndarray, end: np.ndarray, weight: np.ndarray | float, out: np.ndarray | None = None
+) -> np.ndarray:
     """``start + weight * (end - start)`` (broadcast) in ``start``'s dtype, from the nearer
-    end; split over the op's threads when large (the same bits for every thread count)."""
+    end; split over the op's threads when large (the same bits for every thread count); into
+    ``out`` if given (``start`` itself for an in-place update)."""
     dtype = start.dtype
     narrow = dtype.kind == "V" or (dtype.kind == "f" and dtype.itemsize <= 4)
     compute = np.dtype(np.float32) if narrow else dtype
     w = weight.astype(compute, copy=False) if isinstance(weight, np.ndarray) else compute.type(weight)
+    if out is not None:
+        if dtype == compute == end.dtype == out.dtype and dtype.kind == "f" and np.ndim(w) == 0:
+            base, coeff, diff = _nearer_end(start, end, w)
+            return fma(coeff, diff, base, out=out)
+        out[...] = lerp(start, end, weight)
+        return out
     out = elementwise(
         _unfused if dtype.kind == "c" else _fused,
         start.astype(compute, copy=False),
@@ -38,8 +47,11 @@ def lerp(start: np.ndarray, end: np.ndarray, weight: np.ndarray | float) -> np.n
     return out.astype(dtype, copy=False)
 
 
-def _nearer_end(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple:
-    """``(base, coeff, end - start)`` of the formula from the nearer end."""
+def _nearer_end(a: np.ndarray, b: np.ndarray, w: np.ndarray | np.generic) -> tuple:
+    """``(base, coeff, end - start)`` of the formula from the nearer end (for a number ``w``
+    one end, without a pass over the elements)."""
+    if np.ndim(w) == 0 and np.shape(a) == np.shape(b):
+        return (a, w, b - a) if abs(w) < 0.5 else (b, w - w.dtype.type(1), b - a)
     small = np.abs(w) < 0.5
     return np.where(small, a, b), np.where(small, w, w - w.dtype.type(1)), b - a
 

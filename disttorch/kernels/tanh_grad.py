@@ -22,7 +22,7 @@ def one_minus_square(y: np.ndarray) -> np.ndarray:
     """``1 - y * y`` rounded once for float32 (:func:`~disttorch.kernels.fma.fma`); other dtypes
     as NumPy computes it."""
     if y.dtype == np.float32:
-        return fma(-y, y, 1.0)
+        return fma(y, -y, 1.0)
     return 1 - y * y
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "rounded_sin",
     "rounded_tanh",
     "sleef_log1p",
+    "sqrt",
     "unary",
     "LOADED",
 ]
@@ -174,6 +175,10 @@ def unary(
     f.__name__ = f.__qualname__ = getattr(ufunc, "__name__", "unary")
     return f
 
+
+#: float32/float64 ``sqrt`` as PyTorch's CPU build computes it (``torch.sqrt``, and the
+#: optimizers' steps): MKL's where installed, else NumPy's correctly rounded loop
+sqrt = unary(np.sqrt, "Sqrt", widen=False)
 
 #: float32/float64 ``tanh`` as PyTorch's CPU build computes it (``torch.tanh``, and the Elman
 #: RNN's steps)

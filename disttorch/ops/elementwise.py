@@ -40,6 +40,7 @@ from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
+from ..kernels.fma import fma
 from ..kernels.lerp import lerp as lerp_kernel
 from ..kernels.power import general_power
 from ..kernels.power import power as power_kernel
@@ -49,6 +50,7 @@ from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
 from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, sleef_log1p
+from ..kernels.vml import sqrt as vml_sqrt
 from ..kernels.vml import tanh as vml_tanh
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, check_scalar_operand, in_half, no_complex, wrapped_int
@@ -252,6 +254,54 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+class AddScaled(Function):
+    """``input + alpha * other`` of a float32/float64 result, the multiply-add rounded once
+    (PyTorch's CPU kernel fuses it); ``sub`` with ``alpha`` passes ``subtract`` (``-alpha``)."""
+
+    _rounds_numbers = (0, 1)
+    _raw = True
+    _wraps_numbers = True
+    _node_name = "AddBackward0"
+    _backward_saves = {"alpha": lambda ctx: ctx.alpha}
+
+    @staticmethod
+    def forward(ctx, a, b, alpha, subtract):
+        signed = -alpha if subtract else alpha
+        ctx.alpha, ctx.scale = alpha, signed
+        if subtract:
+            refuse_bool_subtraction(a, b)
+            ctx._node_name = "SubBackward0"
+        return binary(lambda x, y: fma(np.result_type(x, y).type(signed), y, x), a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, (mul(g, ctx.scale) if ctx.needs_input_grad[1] else None), None, None
+
+
+class Addcmul(Function):
+    """``input + (value * tensor1) * tensor2`` of three float32 or three float64 tensors, the
+    last multiply-add rounded once, as PyTorch's CPU kernel."""
+
+    _raw = True
+    _backward_saves = {"value": lambda ctx: ctx.value}
+
+    @staticmethod
+    def forward(ctx, input, tensor1, tensor2, value):
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(tensor1, tensor2)
+        ctx.value = value
+        t1 = tensor1._data
+        scaled = t1 if value == 1 else np.multiply(t1, t1.dtype.type(value))
+        return _split(fma, scaled, tensor2._data, input._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        t1, t2 = ctx._checked_saved()
+        _, n1, n2, _ = ctx.needs_input_grad
+        v = ctx.value
+        return g, (g * (t2 * v) if n1 else None), (g * (t1 * v) if n2 else None), None
 
 
 class Mul(Function):
@@ -572,7 +622,7 @@ class Log10(_FloatUnary):
 
 
 class Sqrt(_FloatUnary):
-    ufunc, uses_output, quiet = _vml(np.sqrt, "Sqrt", widen=False), True, True
+    ufunc, uses_output, quiet = vml_sqrt, True, True
 
     @staticmethod
     def derivative(x, y):
@@ -1164,6 +1214,8 @@ def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tens
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     check_scalar_operand(alpha, rt)
     low = low_result(input, other)
+    if low is None and rt.kind == "f" and rt.itemsize >= 4:
+        return AddScaled.apply(input, other, alpha, op is Sub)
     if low is None:
         return op.apply(input, mul(other, alpha))
     return _op_of_product(op, input, other, scalar_of(alpha, low), low, (input, other))

@@ -37,6 +37,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function, modified_inplace_message
 from ..autograd.function import _dispatch as function_dispatch
 from ..kernels import torch_random as _kr
+from ..kernels.fma import fma
 from . import elementwise, indexing, shape
 from ._helpers import broadcast_error, in_half, wrapped_int
 from .as_strided import writable_alias
@@ -50,7 +51,7 @@ from .dtype_rules import (
     require_source_dtype,
 )
 from .memory_overlap import refuse_partial_overlap
-from .opmath import low_result, opmath_array, round_scalar_tail, scalar_of
+from .opmath import is_low, low_result, opmath_array, round_scalar_tail, scalar_of
 
 #: everything here is a Tensor method; these are also ``torch.`` functions in PyTorch
 _TORCH_FUNCTIONS = (
@@ -555,6 +556,8 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         return _record(self, lambda s: s.add(other, alpha=alpha), snapshot=False)
     if alpha == 1:
         return _ufunc_(self, np.add, other)
+    if _fusable(self, other):
+        return _ufunc_(self, _multiply_add(alpha), other)
     return _ufunc_(self, np.add, _scaled_operand(self, other, alpha), exact=True)
 
 
@@ -566,7 +569,36 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         return _record(self, lambda s: s.sub(other, alpha=alpha), snapshot=False)
     if alpha == 1:
         return _ufunc_(self, np.subtract, other)
+    if _fusable(self, other):
+        return _ufunc_(self, _multiply_add(-alpha), other)
     return _ufunc_(self, np.subtract, _scaled_operand(self, other, alpha), exact=True)
+
+
+def _fusable(self: Tensor, *operands: Any, low: bool = False) -> bool:
+    """Whether an in-place multiply-add on ``self`` is PyTorch's fused one: a float32 or
+    float64 tensor (with ``low`` also float16/bfloat16, computed in float32), and operands
+    of its dtype (or numbers)."""
+    dtype = self._data.dtype
+    return (dtype in _FUSED_DTYPES or (low and is_low(dtype))) and all(
+        o._data.dtype == dtype if isinstance(o, Tensor) else isinstance(o, (int, float)) for o in operands
+    )
+
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _multiply_add(scale: Any) -> Callable:
+    """``x + scale * o`` rounded once into ``out``: a ``ufunc`` for :func:`_ufunc_` (a tensor
+    ``scale`` is an array of ``x``'s dtype, or float32 for a float16/bfloat16 ``x``, which is
+    computed in float32)."""
+
+    def fused(x: np.ndarray, o: Any, out: np.ndarray, casting: str) -> None:
+        if x.dtype not in _FUSED_DTYPES:
+            out[...] = fma(scale, opmath_array(o), opmath_array(x)).astype(x.dtype)
+        else:
+            fma(scale if isinstance(scale, np.ndarray) else x.dtype.type(scale), o, x, out=out)
+
+    return fused
 
 
 def _scaled_operand(self: Tensor, other: Any, alpha: Any) -> Any:
@@ -604,7 +636,11 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     if all(t._data.dtype.kind == "b" for t in (self, tensor1, tensor2)):
         refuse_kernel("addcmul_cpu_out", self, "b")
     if _recording(self, tensor1, tensor2):
-        return _record(self, lambda s: s + tensor1 * tensor2 * value, snapshot=False)
+        return _record(self, lambda s: s.addcmul(tensor1, tensor2, value=value), snapshot=False)
+    if _fusable(self, tensor1, tensor2, low=True):  # PyTorch's ``self + (value * t1) * t2``, fused
+        t1 = opmath_array(tensor1)
+        scaled = t1 if value == 1 else np.multiply(t1, t1.dtype.type(value))
+        return _ufunc_(self, _multiply_add(scaled), tensor2)
     prod = np.multiply(opmath_array(tensor1), opmath_array(tensor2))  # 16-bit: rounded once, by the add
     if value != 1:
         prod *= value
@@ -616,11 +652,12 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     """In-place ``self += value * tensor1 / tensor2``."""
     refuse_integer_addcdiv(tensor1, tensor2)
     if _recording(self, tensor1, tensor2):
-        return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
+        return _record(self, lambda s: s.addcdiv(tensor1, tensor2, value=value), snapshot=False)
     with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: inf or nan, silently (PyTorch)
-        quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
-    if value != 1:
-        quot *= value
+        t1 = opmath_array(tensor1)
+        quot = np.true_divide(
+            t1 if value == 1 else t1 * np.result_type(t1).type(value), opmath_array(tensor2)
+        )
     return _ufunc_(self, np.add, quot, exact=True)
 
 

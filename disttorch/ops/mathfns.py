@@ -22,6 +22,8 @@ from .._dtype import (
     FLOAT_KINDS,
     arrays_result_type,
     checked_scalar,
+    float32,
+    float64,
     from_numpy,
     get_default_dtype,
     scalar_type_name,
@@ -58,7 +60,7 @@ from .dtype_rules import (
     refuse_kernel,
     require_source_dtype,
 )
-from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
+from .elementwise import Addcmul, Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
 from .indexing import _checked_vector_index, check_index_source, gather
@@ -553,6 +555,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     check_scalar_operand(
         value, arrays_result_type([input._data, tensor1._data, tensor2._data]), low="float32"
     )
+    if len({input.dtype, tensor1.dtype, tensor2.dtype}) == 1 and input.dtype in (float32, float64):
+        return Addcmul.apply(input, tensor1, tensor2, value)
     prod = tensor2 * tensor1  # (Mul packs its other operand first: a pack hook sees tensor1, tensor2)
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
@@ -564,7 +568,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
     refuse_integer_addcdiv(tensor1, tensor2)
-    return named_node(input + tensor1 / tensor2 * value, "AddcdivBackward0")
+    quotient = tensor1 / tensor2 if value == 1 else tensor1 * value / tensor2  # PyTorch's order
+    return named_node(input + quotient, "AddcdivBackward0")
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.fma import fma
+from ..kernels.vml import sqrt
 from ._checks import check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _ArrayState, _scalar, _scalar_dtype
 
@@ -67,8 +69,14 @@ class Adagrad(Optimizer):
         if "sum" not in state:  # a parameter added by add_param_group
             self._init_state(group, param, state)
         step = state.next_step()
+        # PyTorch's single-tensor step: its kernels' roundings (add with alpha and addcmul fused)
+        s = param.dtype.type
         if group["weight_decay"]:
-            grad = grad + group["weight_decay"] * param
+            grad = fma(s(group["weight_decay"]), param, grad)
         clr = _scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
-        state["sum"] += grad * grad
-        param -= clr * grad / (np.sqrt(state["sum"]) + group["eps"])
+        fma(grad, grad, state["sum"], out=state["sum"])
+        std = sqrt(state["sum"])
+        std += group["eps"]
+        quotient = np.multiply(grad, s(-clr))
+        quotient /= std
+        param += quotient

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from ..kernels.fma import fma
+from ..kernels.lerp import lerp
+from ..kernels.vml import sqrt
 from ._16_bit import adam_16_bit, is_16_bit
 from ._checks import check_betas, check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _scalar, _scalar_dtype
@@ -75,27 +77,24 @@ class Adam(Optimizer):
         step = state.next_step()
         if is_16_bit(param):
             return adam_16_bit(group, param, grad, state, step, lr, b1, b2)
+        # PyTorch's single-tensor step: its kernels' roundings (lerp and addcmul fused)
+        s = param.dtype.type
         if wd:
             if group.get("decoupled_weight_decay", False):
                 param *= 1 - lr * wd
             else:
-                grad = grad + wd * param
+                grad = fma(s(wd), param, grad)
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        # one scratch array for every intermediate (the step is memory-bound)
-        t = np.empty_like(param)  # (an ufunc's result of 0-d operands is a scalar, not an array)
-        np.subtract(grad, m, out=t)
-        t *= 1 - b1
-        m += t
-        np.multiply(grad, grad, out=t)
-        t *= 1 - b2
+        lerp(m, grad, 1 - b1, out=m)
         v *= b2
-        v += t
+        scratch = np.multiply(grad, s(1 - b2), out=np.empty_like(param))  # (an array even 0-d)
+        fma(scratch, grad, v, out=v)
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             v = state["max_exp_avg_sq"]
-        np.sqrt(v, out=t)
-        t /= math.sqrt(1 - b2**step)
+        t = sqrt(v)
+        t /= (1 - b2**step) ** 0.5
         t += eps
-        np.divide(m, t, out=t)
-        t *= lr / (1 - b1**step)
-        param -= t
+        quotient = np.multiply(m, s(-(lr / (1 - b1**step))), out=scratch)
+        quotient /= t
+        param += quotient

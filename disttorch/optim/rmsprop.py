@@ -7,6 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.fma import fma
+from ..kernels.lerp import lerp
+from ..kernels.vml import sqrt
 from ._checks import check_lr, check_nonneg
 from .optimizer import Optimizer, _scalar, _scalar_dtype
 
@@ -63,32 +66,28 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = np.zeros_like(param)
         state.next_step()
+        # PyTorch's single-tensor step: its kernels' roundings (addcmul and add with alpha fused)
+        s = param.dtype.type
         if wd:
-            grad = grad + wd * param
+            grad = fma(s(wd), param, grad)
         sq = state["square_avg"]
-        t = np.empty_like(param)  # one scratch array for the intermediates (an array even 0-d)
-        np.multiply(grad, grad, out=t)
-        t *= 1 - alpha
         sq *= alpha
-        sq += t
+        scratch = np.multiply(grad, s(1 - alpha), out=np.empty_like(param))  # (an array even 0-d)
+        fma(scratch, grad, sq, out=sq)
         if group["centered"]:
             ga = state["grad_avg"]
-            np.subtract(grad, ga, out=t)
-            t *= 1 - alpha
-            ga += t
-            np.multiply(ga, ga, out=t)
-            np.subtract(sq, t, out=t)
-            np.sqrt(t, out=t)
+            lerp(ga, grad, 1 - alpha, out=ga)
+            avg = sqrt(fma(-ga, ga, sq))
         else:
-            np.sqrt(sq, out=t)
-        t += eps
-        np.divide(grad, t, out=t)
+            avg = sqrt(sq)
+        avg += eps
         lr = _scalar(group["lr"])
         if mom > 0:
             buf = state["momentum_buffer"]
             buf *= mom
-            buf += t
-            np.multiply(buf, lr, out=t)
+            buf += np.divide(grad, avg, out=scratch)
+            fma(s(-lr), buf, param, out=param)
         else:
-            t *= lr
-        param -= t
+            quotient = np.multiply(grad, s(-lr), out=scratch)
+            quotient /= avg
+            param += quotient

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.fma import fma
 from ._16_bit import is_16_bit, sgd_16_bit
 from ._checks import check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _scalar
@@ -67,15 +68,16 @@ class SGD(Optimizer):
         wd, m = _scalar(group["weight_decay"]), group["momentum"]
         if is_16_bit(param):
             return sgd_16_bit(group, param, grad, state, _scalar(group["lr"]), wd)
+        # PyTorch's single-tensor step; each ``a + s * b`` is its kernel's fused multiply-add
+        s = param.dtype.type
         if wd:
-            grad = grad + wd * param
+            grad = fma(s(wd), param, grad)
         if m:
             buf = state.get("momentum_buffer")
             if buf is None:
                 state["momentum_buffer"] = buf = np.array(grad, dtype=param.dtype)
             else:
                 buf *= m
-                dampening = group["dampening"]
-                buf += (1 - dampening) * grad if dampening else grad
-            grad = grad + m * buf if group["nesterov"] else buf
-        param -= _scalar(group["lr"]) * grad
+                fma(s(1 - group["dampening"]), grad, buf, out=buf)
+            grad = fma(s(m), buf, grad) if group["nesterov"] else buf
+        fma(s(-_scalar(group["lr"])), grad, param, out=param)
