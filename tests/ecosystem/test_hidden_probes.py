@@ -26,6 +26,8 @@ the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,13 @@ from test_ecosystem import CORPUS, _installed, _python, _runner
 
 PROBES = Path(__file__).resolve().parent / "probes"
 NAMES = sorted(p.stem[2:] for p in PROBES.glob("t_*.py"))
+
+
+def _imported(script: Path) -> list:
+    """The top-level packages a probe imports at its top (besides torch): a probe of one
+    library may use others (einops' with einx, safetensors and datasets)."""
+    names = re.findall(r"^(?:from|import) (\w+)", script.read_text(), re.MULTILINE)
+    return sorted({n for n in names if n not in ("torch", "__future__") and n not in sys.stdlib_module_names})
 
 
 @pytest.mark.timeout(600)
@@ -45,8 +54,9 @@ def test_probe_matches_pytorch(name, tmp_path):
         pytest.skip("no Python without PyTorch to run the probes in (set DISTTORCH_ECOSYSTEM_PYTHON)")
     run = _runner()
     (probe,) = run.select(run.discover(str(PROBES)), [name])
-    if not _installed(python, probe["library"].replace("-", "_")):
-        pytest.skip(f"{probe['library']} is not installed for {python}")
+    for module in [probe["library"].replace("-", "_"), *_imported(PROBES / f"t_{name}.py")]:
+        if not _installed(python, module):
+            pytest.skip(f"{module} is not installed for {python}")
     result = run.run_script(probe, [python, "-m", "disttorch.as_torch"], str(tmp_path), 600)
     verdict = run.judge(probe, result, str(PROBES / "reference"), 600)
     assert verdict["ok"], f"{name}: {verdict['detail']}\n{result['stderr'][-3000:]}"
