@@ -138,7 +138,21 @@ class _MlDtype(dtype):
         return npd if npd is not None else _load_ml_dtypes()[self.name]
 
 
-class _NoArrayDtype(dtype):
+class _TableNamedDtype(dtype):
+    """A dtype without a NumPy element type of its own, named by ``_TYPE_NAMES``."""
+
+    __slots__ = ()
+
+    @property
+    def scalar_name(self) -> str:
+        return _TYPE_NAMES[self.name][0]
+
+    @property
+    def c_name(self) -> str:
+        return _TYPE_NAMES[self.name][1]
+
+
+class _NoArrayDtype(_TableNamedDtype):
     """A PyTorch dtype NumPy has no element type for (``complex32``, PyTorch's ComplexHalf):
     it is named, compared, converted (``to_real``/``to_complex``) and promoted, but a tensor
     of it is refused, with this error, the moment its NumPy type is asked for."""
@@ -157,14 +171,6 @@ class _NoArrayDtype(dtype):
             "for it (PyTorch's CPU build itself only creates, copies and adds them); use complex64 "
             "(torch.cfloat) instead"
         )
-
-    @property
-    def scalar_name(self) -> str:
-        return _TYPE_NAMES[self.name][0]
-
-    @property
-    def c_name(self) -> str:
-        return _TYPE_NAMES[self.name][1]
 
 
 # the ml_dtypes NumPy dtypes by name, once loaded (empty before)
@@ -188,7 +194,7 @@ def _load_ml_dtypes() -> dict:
     return _ML_NUMPY
 
 
-class _QDtype(dtype):
+class _QDtype(_TableNamedDtype):
     """A quantized element type (``quint8``, ``qint8``, ``qint32``): a quantized tensor keeps
     its integer representation in ``numpy`` (uint8, int8, int32) next to a scale and zero
     point; no NumPy array has this dtype itself, so :func:`from_numpy` never answers it."""
@@ -202,14 +208,6 @@ class _QDtype(dtype):
     @property
     def is_signed(self) -> builtins.bool:  # type: ignore[override]
         raise RuntimeError("isSignedType not supported for quantized types")
-
-    @property
-    def scalar_name(self) -> str:
-        return _TYPE_NAMES[self.name][0]
-
-    @property
-    def c_name(self) -> str:
-        return _TYPE_NAMES[self.name][1]
 
 
 #: quantized dtypes: an integer representation with a scale and zero point (PyTorch's

@@ -20,7 +20,7 @@ from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
-from .kl import register_kl
+from .kl import _infinite_like, register_kl
 from .laplace import Laplace
 from .normal import Normal
 from .pareto import Pareto
@@ -30,6 +30,11 @@ from .uniform import Uniform
 __all__: list = []
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _infinite_where(cond: Tensor, out: Tensor) -> Tensor:
+    """``out`` with ``inf`` where ``cond`` holds (p's support leaves q's there)."""
+    return _dt.where(cond, _infinite_like(out), out)
 
 
 def _infinite(p, q) -> Tensor:
@@ -129,13 +134,13 @@ def _kl_beta_gamma(p, q):
 @register_kl(Uniform, Gamma)
 def _kl_uniform_gamma(p, q):
     out = _kl_to_gamma(p, q, _mean_log_uniform(p.low.clamp_min(0), p.high))
-    return _dt.where(p.low < 0, _dt.full_like(out, math.inf), out)
+    return _infinite_where(p.low < 0, out)
 
 
 @register_kl(Pareto, Gamma)
 def _kl_pareto_gamma(p, q):
     out = _kl_to_gamma(p, q, p.scale.log() + 1 / p.alpha)
-    return _dt.where(p.alpha <= 1, _dt.full_like(out, math.inf), out)
+    return _infinite_where(p.alpha <= 1, out)
 
 
 @register_kl(Beta, Exponential)
@@ -147,13 +152,13 @@ def _kl_bounded_exponential(p, q):
 @register_kl(Uniform, Exponential)
 def _kl_uniform_exponential(p, q):
     out = _kl_to_exponential(p, q)
-    return _dt.where(p.low < 0, _dt.full_like(out, math.inf), out)
+    return _infinite_where(p.low < 0, out)
 
 
 @register_kl(Pareto, Exponential)
 def _kl_pareto_exponential(p, q):
     out = _kl_to_exponential(p, q)
-    return _dt.where(p.alpha <= 1, _dt.full_like(out, math.inf), out)
+    return _infinite_where(p.alpha <= 1, out)
 
 
 # ---------------------------------------------------------------------- q on [0, 1], q Pareto
@@ -165,7 +170,7 @@ def _kl_uniform_beta(p, q):
     mean_log_1mx = _mean_log_uniform(1 - high, 1 - low)
     lbeta = lgamma(a) + lgamma(b) - lgamma(a + b)
     out = -p.entropy() - (a - 1) * mean_log_x - (b - 1) * mean_log_1mx + lbeta
-    return _dt.where((p.low < 0) | (p.high > 1), _dt.full_like(out, math.inf), out)
+    return _infinite_where((p.low < 0) | (p.high > 1), out)
 
 
 def _kl_to_continuous_bernoulli(p, q: ContinuousBernoulli) -> Tensor:
@@ -183,20 +188,20 @@ def _kl_unit_continuous_bernoulli(p, q):
 @register_kl(Uniform, ContinuousBernoulli)
 def _kl_uniform_continuous_bernoulli(p, q):
     out = _kl_to_continuous_bernoulli(p, q)
-    return _dt.where((p.low <= 0) | (p.high >= 1), _dt.full_like(out, math.inf), out)
+    return _infinite_where((p.low <= 0) | (p.high >= 1), out)
 
 
 @register_kl(ContinuousBernoulli, Uniform)
 def _kl_continuous_bernoulli_uniform(p, q):
     out = -p.entropy() + (q.high - q.low).log()
-    return _dt.where((q.low >= 0) | (q.high <= 1), _dt.full_like(out, math.inf), out)
+    return _infinite_where((q.low >= 0) | (q.high <= 1), out)
 
 
 @register_kl(Uniform, Pareto)
 def _kl_uniform_pareto(p, q):
     mean_log = _mean_log_uniform(p.low.clamp_min(q.scale), p.high)
     out = -p.entropy() - q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * mean_log
-    return _dt.where(p.low < q.scale, _dt.full_like(out, math.inf), out)
+    return _infinite_where(p.low < q.scale, out)
 
 
 # ---------------------------------------------------------------------- discrete
