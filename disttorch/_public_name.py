@@ -37,8 +37,11 @@ def name_top_level_classes(package: str) -> None:
     top = sys.modules["disttorch"]
     for name in TOP_LEVEL_CLASSES:
         getattr(top, name).__module__ = package
-    for kind in top.dtype.__subclasses__():  # float8 and quantized dtypes pickle as torch.<name>
+    kinds = top.dtype.__subclasses__()  # float8 and quantized dtypes pickle as torch.<name>
+    while kinds:  # (and the subclasses of those)
+        kind = kinds.pop()
         kind.__module__ = package
+        kinds += kind.__subclasses__()
 
 
 #: private disttorch modules -> the module where PyTorch defines (and disttorch re-exports)
