@@ -160,7 +160,9 @@ def worker_loop(
     try:
         _serve(dataset, index_queue, result_queue, fetch, worker_id, init_fn, iterable, parent_pid)
     except KeyboardInterrupt:  # as PyTorch's workers: a Ctrl-C is the main process's to report
-        pass
+        # (and the exit does not wait to flush results no one may read, as PyTorch's workers
+        # cancel their queue's join when told to end)
+        result_queue.cancel_join_thread()
 
 
 def _serve(
