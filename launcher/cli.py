@@ -27,6 +27,8 @@ STOPPED_TIMEOUT_ENV = "DISTTORCH_STOPPED_TIMEOUT"
 MIN_SECRET_BYTES = 16
 #: The port torchrun's ``--rdzv-endpoint HOST`` means when it names no port.
 _TORCHRUN_PORT = 29400
+#: torchrun's ``--master-port`` default, the store's port on several nodes when none is given.
+_TORCHRUN_MASTER_PORT = 29500
 STREAMS = {
     0: frozenset(),
     1: frozenset({"stdout"}),
@@ -251,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PORT",
         help="single node: the workers' MASTER_PORT (default: a free port, so jobs never clash); "
-        "several nodes: the port of the agents' store on node 0",
+        f"several nodes: the port of the agents' store on node 0 (default {_TORCHRUN_MASTER_PORT}, "
+        "as torchrun)",
     )
     nodes.add_argument(
         *_flag("--rdzv-endpoint"),
@@ -568,10 +571,17 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         master_port = int(_number(parser, port_option, master_port, int, 0))
         if master_port > 65535:
             parser.error(f"{port_option}: expected a port 0..65535, got {master_port}")
-    if nnodes > 1 and (master_addr is None or not master_port):
+    if nnodes > 1 and master_addr is None:
         parser.error(
-            f"--nnodes {nnodes} needs --master-addr and --master-port: the address of node 0 and a "
-            f"free port there for the agents' store (the same on every node)"
+            f"--nnodes {nnodes} needs --master-addr: the address of node 0, the same on every node "
+            f"(node 0's agents' store listens there on --master-port, default {_TORCHRUN_MASTER_PORT})"
+        )
+    if nnodes > 1 and master_port is None:
+        master_port = _TORCHRUN_MASTER_PORT
+    elif nnodes > 1 and not master_port:
+        parser.error(
+            f"{port_option} 0: several nodes need a fixed port for node 0's agents' store, the same "
+            f"on every node (e.g. {_TORCHRUN_MASTER_PORT}, torchrun's default)"
         )
 
     if a.module and a.no_python:

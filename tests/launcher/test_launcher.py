@@ -380,7 +380,11 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
             ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", "29999", str(ENV_DUMP)],
             "needs the same job secret on every node",
         ),
-        (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr and --master-port"),
+        (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr: the address of node 0"),
+        (
+            ["--nnodes", "2", "--master-addr", "10.0.0.1", "--master-port", "0", str(ENV_DUMP)],
+            "--master-port 0: several nodes need a fixed port",
+        ),
         (
             ["--nnodes", "2", "--node-rank", "2", str(ENV_DUMP)],
             "--node-rank 2 is out of range: expected 0..1",
@@ -510,7 +514,7 @@ def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkey
     assert "--as-torch" in str(missing[0]) and str(missing[1]) == "No module named 'torchvision'"
 
 
-def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accepted(monkeypatch):
+def test_torchruns_start_method_shutdown_timeout_and_portless_endpoints_are_accepted(monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
     config = parse_args(["--start_method", "fork", "--shutdown-timeout", "3", str(ENV_DUMP)])
@@ -519,6 +523,8 @@ def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accep
     assert (single.master_addr, single.master_port) == ("localhost", None)  # a free port
     two = parse_args(["--nnodes", "2", "--rdzv_endpoint=10.0.0.1", str(ENV_DUMP)])
     assert (two.master_addr, two.master_port) == ("10.0.0.1", 29400)  # torchrun's default
+    portless = parse_args(["--nnodes", "2", "--master-addr", "10.0.0.1", str(ENV_DUMP)])
+    assert portless.master_port == 29500  # torchrun's --master-port default
     assert parse_args(["--nnodes", "1:1", str(ENV_DUMP)]).nnodes == 1  # torchrun's default range
 
 
