@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import ipaddress
 import os
 import re
 import shutil
+import socket
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, NoReturn, Optional
 
@@ -449,6 +451,17 @@ def _is_ipv6(address: str) -> bool:
         return False  # a host name
 
 
+def _port_in_use(host: str, port: int) -> bool:
+    """Whether another socket listens on ``host:port`` (False where ``host`` is not this machine's)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the store binds
+            sock.bind((host, port))
+    except OSError as exc:
+        return exc.errno == errno.EADDRINUSE
+    return False
+
+
 def _number(
     parser: argparse.ArgumentParser, option: str, text: str, kind: type, minimum: float, extra: str = ""
 ) -> float:
@@ -582,6 +595,16 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         parser.error(
             f"{port_option} 0: several nodes need a fixed port for node 0's agents' store, the same "
             f"on every node (e.g. {_TORCHRUN_MASTER_PORT}, torchrun's default)"
+        )
+    if master_port and node_rank == 0 and _port_in_use(master_addr or "127.0.0.1", master_port):
+        parser.error(
+            f"{port_option} {master_port}: another program or job already listens on "
+            f"{master_addr or '127.0.0.1'}:{master_port}; "
+            + (
+                "choose another port, the same on every node"
+                if nnodes > 1
+                else "choose another, or leave it out (a free port is picked)"
+            )
         )
 
     if a.module and a.no_python:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -526,6 +527,30 @@ def test_torchruns_start_method_shutdown_timeout_and_portless_endpoints_are_acce
     portless = parse_args(["--nnodes", "2", "--master-addr", "10.0.0.1", str(ENV_DUMP)])
     assert portless.master_port == 29500  # torchrun's --master-port default
     assert parse_args(["--nnodes", "1:1", str(ENV_DUMP)]).nnodes == 1  # torchrun's default range
+
+
+def test_a_master_port_in_use_is_refused_before_any_rank_starts(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args, advice in [
+            (["--master-port", port], "choose another, or leave it out (a free port is picked)"),
+            (
+                ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", port],
+                "the same on every node",
+            ),
+        ]:
+            with pytest.raises(SystemExit):
+                parse_args([*args, str(ENV_DUMP)])
+            err = capsys.readouterr().err
+            assert f"--master-port {port}: another program or job already listens on 127.0.0.1:{port}" in err
+            assert advice in err, err
+        # node 1 only connects there: the port is node 0's to host
+        joining = ["--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", "--master-port", port]
+        assert parse_args([*joining, str(ENV_DUMP)]).master_port == int(port)
 
 
 @pytest.mark.timeout(60)
