@@ -489,6 +489,17 @@ def _await_readers(store: Store, counter: str, readers: int) -> None:
         time.sleep(0.02)
 
 
+def _started_size_hint(world_size: int) -> str:
+    """Why ranks may never come: a ``world_size`` other than the ``WORLD_SIZE`` started."""
+    started = os.environ.get("WORLD_SIZE", "")
+    if not started.isdigit() or int(started) == world_size:
+        return ""
+    return (
+        f"; init_process_group was given world_size={world_size}, but WORLD_SIZE={started} ranks "
+        "were started: leave world_size out, or pass int(os.environ['WORLD_SIZE'])"
+    )
+
+
 def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> dict:
     """Rank 0's side of :func:`check_in`: the verdict (``error`` empty when all is well)."""
     world_size = mine["world_size"]
@@ -496,7 +507,7 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
     # The master of a TCPStore first waits for the processes to connect, which also makes a
     # handshake refused before now (a rank with another secret) fail this wait fast.
     connected = not (isinstance(store, TCPStore) and store._server is not None)
-    started = time.monotonic()
+    started, hint = time.monotonic(), _started_size_hint(world_size)
     deadline, notice = started + timeout, started + JOIN_NOTICE_S
     while True:
         for r in range(world_size):
@@ -516,15 +527,16 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
                 "DistStoreError",
                 f"{names} never called init_process_group: rank 0 waited {timeout:g} s for "
                 f"them ({len(seen)} of {world_size} ranks checked in). Are they started, with "
-                "the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?",
+                f"the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?{hint}",
             )
         if now >= notice:
             logger.warning(
-                "rank 0 has waited %.0f s for %s to call init_process_group (%d of %d checked in)",
+                "rank 0 has waited %.0f s for %s to call init_process_group (%d of %d checked in%s)",
                 now - started,
                 names,
                 len(seen),
                 world_size,
+                hint,
             )
             notice += JOIN_NOTICE_S
         if not connected:  # waits longer than the store's grace after a refused handshake
