@@ -601,7 +601,8 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
             f"{port_option} {master_port}: another program or job already listens on "
             f"{master_addr or '127.0.0.1'}:{master_port}; "
             + (
-                "choose another port, the same on every node"
+                "choose another port, the same on every node (or is another node of this job "
+                "on this machine node 0 too? each node needs its own --node-rank)"
                 if nnodes > 1
                 else "choose another, or leave it out (a free port is picked)"
             )

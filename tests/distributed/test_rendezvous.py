@@ -221,3 +221,12 @@ def test_rendezvous_returns_the_right_store_kinds(tmp_path):
     store, rank, size = rendezvous(f"tcp://127.0.0.1:{port}", 0, 1, timeout=timedelta(seconds=5), env={})
     assert isinstance(store, TCPStore) and store.port == port
     store.close()
+
+
+def test_is_this_machine_knows_loopback_own_names_and_others():
+    from disttorch.distributed.base.addresses import is_this_machine
+
+    assert is_this_machine("127.0.0.2") and is_this_machine("localhost")
+    assert is_this_machine(socket.gethostname())
+    assert not is_this_machine("203.0.113.9")  # TEST-NET-3
+    assert not is_this_machine("no-such-host.invalid")
