@@ -62,6 +62,7 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 from .._process_state import start_time
+from .._public_name import package_name
 from .base import auth
 from .base.addresses import address_towards, check_resolves
 from .base.errors import DistStoreError
@@ -89,6 +90,12 @@ DEFAULT_TIMEOUT = timedelta(minutes=30)
 JOIN_NOTICE_S = 10.0
 
 logger = logging.getLogger("disttorch.distributed.rendezvous")
+
+
+def _env_error() -> str:
+    """PyTorch's prefix of an env:// error, under the name the program imported (``torch``)."""
+    return f"Error initializing {package_name()}.distributed using env:// rendezvous: "
+
 
 _HOW_TO = (
     "Run with disttorch-launch (it sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT), "
@@ -201,17 +208,14 @@ def _env_rank_and_size(
         if world_size < 0:
             if launcher.world_size not in env:
                 raise ValueError(
-                    "Error initializing disttorch.distributed using env:// rendezvous: environment variable "
+                    _env_error() + "environment variable "
                     f"{launcher.world_size} expected (as {launcher.rank} is set by {launcher.name}), but not set. "
                     + _HOW_TO
                 )
             world_size = _int_var(env, launcher.world_size, least=1)
     for value, name in ((rank, "RANK"), (world_size, "WORLD_SIZE")):
         if value < 0:
-            raise ValueError(
-                "Error initializing disttorch.distributed using env:// rendezvous: environment variable "
-                f"{name} expected, but not set. " + _HOW_TO
-            )
+            raise ValueError(_env_error() + f"environment variable {name} expected, but not set. " + _HOW_TO)
     return rank, world_size, launcher
 
 
@@ -228,14 +232,11 @@ def _master_addr(env: Mapping[str, str], launcher: _Launcher | None) -> str:
         if env.get("OMPI_COMM_WORLD_LOCAL_SIZE") == env.get("OMPI_COMM_WORLD_SIZE"):
             return "127.0.0.1"
         raise ValueError(
-            "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
+            _env_error() + "environment variable MASTER_ADDR "
             "expected for a multi-node Open MPI job, but not set. Export it to every rank, e.g. "
             "mpirun -x MASTER_ADDR=<host of rank 0> -x MASTER_PORT=29500 ..."
         )
-    raise ValueError(
-        "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
-        "expected, but not set. " + _HOW_TO
-    )
+    raise ValueError(_env_error() + "environment variable MASTER_ADDR expected, but not set. " + _HOW_TO)
 
 
 def _master_port(env: Mapping[str, str], launcher: _Launcher | None) -> int:
@@ -248,10 +249,7 @@ def _master_port(env: Mapping[str, str], launcher: _Launcher | None) -> int:
     for name in job_vars.get(launcher.name if launcher else "", ()):
         if env.get(name):
             return 20000 + zlib.crc32(env[name].encode()) % 10000
-    raise ValueError(
-        "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_PORT "
-        "expected, but not set. " + _HOW_TO
-    )
+    raise ValueError(_env_error() + "environment variable MASTER_PORT expected, but not set. " + _HOW_TO)
 
 
 def _check_rank(rank: int, world_size: int) -> None:

@@ -134,6 +134,19 @@ def test_env_errors_say_what_is_missing(env, message):
         parse_init_method("env://", env=env)
 
 
+def test_env_errors_name_the_package_the_program_imported(monkeypatch):
+    # under the alias a program sees PyTorch's own text, "torch.distributed"
+    import sys
+
+    import disttorch
+
+    with pytest.raises(ValueError, match=r"^Error initializing disttorch\.distributed using env://"):
+        parse_init_method("env://", env={})
+    monkeypatch.setitem(sys.modules, "torch", disttorch)
+    with pytest.raises(ValueError, match=r"^Error initializing torch\.distributed using env:// rendezvous: "):
+        parse_init_method("env://", env={})
+
+
 def test_local_rank_defaults_to_zero_and_prefers_local_rank():
     assert local_rank({}) == 0
     assert local_rank({"LOCAL_RANK": "3", "SLURM_LOCALID": "1"}) == 3
