@@ -18,9 +18,9 @@ It then:
    SIGILL prints every thread's Python stack, and ``kill -USR1 <pid>`` prints it on demand;
 3. runs the script as ``__main__`` with :mod:`runpy` (``sys.argv`` and ``sys.path[0]`` as
    ``python`` would set them);
-4. if the script raises (``sys.exit("message")`` too), writes the traceback with rank, host, pid, time and the line of the
+4. if the script raises, writes the traceback with rank, host, pid, time and the line of the
    user's code it came from to ``DISTTORCH_ERROR_FILE`` (see :mod:`disttorch._error_file`),
-   prints it and exits with 1. A rank that only reports a peer's failure (``PeerDiedError``)
+   prints it and exits with 1 (``sys.exit("message")`` is recorded too, Python prints it). A rank that only reports a peer's failure (``PeerDiedError``)
    prints the user's frames and the message, not the library's internals (the launcher's
    summary shows the user's frames too; the full traceback stays in the error file).
 
