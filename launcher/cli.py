@@ -16,8 +16,9 @@ import os
 import re
 import shutil
 import socket
+import sys
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, NoReturn, Optional
+from typing import Any, Dict, FrozenSet, List, NoReturn, Optional
 
 from disttorch._faults import FAULT_ENV, parse_faults
 
@@ -31,6 +32,32 @@ MIN_SECRET_BYTES = 16
 _TORCHRUN_PORT = 29400
 #: torchrun's ``--master-port`` default, the store's port on several nodes when none is given.
 _TORCHRUN_MASTER_PORT = 29500
+#: torchrun's options whose default comes from ``PET_<NAME>`` (as Kubeflow's PyTorchJob sets
+#: them), by this parser's dest; the flags among them are on when the variable is a non-zero integer.
+_TORCHRUN_ENV = {
+    "nproc": "PET_NPROC_PER_NODE",
+    "nnodes": "PET_NNODES",
+    "node_rank": "PET_NODE_RANK",
+    "master_addr": "PET_MASTER_ADDR",
+    "master_port": "PET_MASTER_PORT",
+    "rdzv_endpoint": "PET_RDZV_ENDPOINT",
+    "rdzv_backend": "PET_RDZV_BACKEND",
+    "rdzv_conf": "PET_RDZV_CONF",
+    "run_id": "PET_RDZV_ID",
+    "max_restarts": "PET_MAX_RESTARTS",
+    "monitor_interval": "PET_MONITOR_INTERVAL",
+    "start_method": "PET_START_METHOD",
+    "role": "PET_ROLE",
+    "log_dir": "PET_LOG_DIR",
+    "redirects": "PET_REDIRECTS",
+    "tee": "PET_TEE",
+    "local_ranks_filter": "PET_LOCAL_RANKS_FILTER",
+    "stop_grace": "PET_SHUTDOWN_TIMEOUT",
+    "standalone": "PET_STANDALONE",
+    "module": "PET_MODULE",
+    "no_python": "PET_NO_PYTHON",
+    "run_path": "PET_RUN_PATH",
+}
 STREAMS = {
     0: frozenset(),
     1: frozenset({"stdout"}),
@@ -120,7 +147,13 @@ class _Parser(argparse.ArgumentParser):
     """Argument errors are one line (what was wrong, what was expected) and a pointer to
     ``--help``, not the whole usage block before the message."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.from_env: List[str] = []  # the options torchrun's PET_* variables gave (_torchrun_env_defaults)
+
     def error(self, message: str) -> NoReturn:
+        if self.from_env:
+            message += f" (from torchrun's variables: {', '.join(self.from_env)})"
         if "required: script" in message:  # argparse's wording names the positional arguments
             message = "no script given: expected disttorch-launch [options] script.py [script args]"
         elif message.startswith("unrecognized arguments: "):
@@ -155,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="disttorch-launch",
         description="Start, watch and report on the ranks of a disttorch job.\n\n"
-        "Accepts torchrun's flags and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"
+        "Accepts torchrun's flags (and its PET_<OPTION> variables: PET_NNODES, PET_NODE_RANK, ...)\n"
+        "and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"
         "WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT,\n"
         "TORCHELASTIC_*) plus DISTTORCH_* variables. Every option may also be spelled with\n"
         "underscores (--nproc_per_node). Each output line is prefixed with its rank ([rank1]: ).\n"
@@ -532,9 +566,33 @@ def _read_secret(parser: argparse.ArgumentParser, path: Optional[str], nnodes: i
     return secret
 
 
+def _torchrun_env_defaults(parser: "_Parser", argv: List[str]) -> None:
+    """Take torchrun's ``PET_*`` variables as the defaults of their options, as torchrun does;
+    ``parser.from_env`` lists those that apply (``"PET_NNODES=2 (--nnodes)"``): not given in ``argv``."""
+    given = {arg.split("=")[0] for arg in argv}
+    for action in parser._actions:
+        name = _TORCHRUN_ENV.get(action.dest)
+        value = os.environ.get(name or "")
+        if not name or value is None or given.intersection(action.option_strings):
+            continue
+        option = action.option_strings[-1] if action.dest == "module" else action.option_strings[0]
+        if action.nargs == 0:  # a flag: torchrun's check_env reads an integer
+            try:
+                value = bool(int(value))
+            except ValueError:
+                parser.error(f"${name}: expected an integer (0 off, 1 on) for {option}, got {value!r}")
+        elif action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            parser.error(f"${name}: expected one of {choices} for {option}, got {value!r}")
+        action.default = value
+        parser.from_env.append(f"{name}={os.environ[name]} ({option})")
+
+
 def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     """Parse and check the command line; exits with status 2 and a clear message on any error."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    _torchrun_env_defaults(parser, argv)
     a = parser.parse_args(argv)
     usable = len(os.sched_getaffinity(0))
     cores = a.cores_per_rank
@@ -671,6 +729,8 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
 
     misplaced = [arg for arg in a.script_args if arg.split("=")[0] in _JOB_OPTIONS]
     notes = []
+    if parser.from_env:
+        notes.append(f"note: from torchrun's variables: {', '.join(parser.from_env)}")
     if misplaced:
         notes.append(
             f"note: {' '.join(misplaced)} after the script is passed to the script, not to the "

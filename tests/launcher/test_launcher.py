@@ -553,6 +553,33 @@ def test_a_master_port_in_use_is_refused_before_any_rank_starts(monkeypatch, cap
         assert parse_args([*joining, str(ENV_DUMP)]).master_port == int(port)
 
 
+def test_torchruns_pet_variables_set_the_options_not_given(monkeypatch, capsys):
+    # torchrun reads PET_<OPTION> for its options (Kubeflow's PyTorchJob sets them)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
+    for name, value in [("PET_NNODES", "2"), ("PET_NODE_RANK", "1"), ("PET_MASTER_ADDR", "10.0.0.1")]:
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PET_NPROC_PER_NODE", "2")
+    monkeypatch.setenv("PET_STANDALONE", "0")
+    config = parse_args(["--nproc", "3", str(ENV_DUMP)])  # given: the option wins
+    assert (config.nnodes, config.node_rank, config.master_addr, config.master_port) == (
+        2,
+        1,
+        "10.0.0.1",
+        29500,
+    )
+    assert config.nproc == 3
+    assert config.notes == [
+        "note: from torchrun's variables: PET_NNODES=2 (--nnodes), PET_NODE_RANK=1 (--node-rank), "
+        "PET_MASTER_ADDR=10.0.0.1 (--master-addr), PET_STANDALONE=0 (--standalone)"
+    ]
+    monkeypatch.setenv("PET_STANDALONE", "yes")
+    with pytest.raises(SystemExit):
+        parse_args([str(ENV_DUMP)])
+    err = capsys.readouterr().err
+    assert "$PET_STANDALONE: expected an integer (0 off, 1 on) for --standalone, got 'yes'" in err, err
+
+
 @pytest.mark.timeout(60)
 def test_argument_error_exit_status_from_the_command_line():
     result = launch("--nproc-per-node", "0", ENV_DUMP)
