@@ -189,11 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="disttorch-launch",
         description="Start, watch and report on the ranks of a disttorch job.\n\n"
         "Accepts torchrun's flags (and its PET_<OPTION> variables: PET_NNODES, PET_NODE_RANK, ...)\n"
-        "and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"
-        "WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT,\n"
-        "TORCHELASTIC_*) plus DISTTORCH_* variables. Every option may also be spelled with\n"
-        "underscores (--nproc_per_node). Each output line is prefixed with its rank ([rank1]: ).\n"
-        "When a rank fails, the others are stopped and a summary names the first to fail.",
+        "and gives workers torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,\n"
+        "GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*) plus DISTTORCH_* variables.\n"
+        "Every option may also be spelled with underscores (--nproc_per_node). Each output line is\n"
+        "prefixed with its rank ([rank1]: ). When a rank fails, the others are stopped and a summary\n"
+        "names the first to fail.",
         epilog="examples:\n"
         "  disttorch-launch --nproc 4 train.py --epochs 3\n"
         "  disttorch-launch --nproc auto -m mypkg.train\n"
