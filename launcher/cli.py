@@ -486,7 +486,7 @@ def _is_ipv6(address: str) -> bool:
 
 
 def _port_in_use(host: str, port: int) -> bool:
-    """Whether another socket listens on ``host:port`` (False where ``host`` is not this machine's)."""
+    """Whether another socket holds ``host:port`` (False where ``host`` is not this machine's)."""
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the store binds
@@ -656,7 +656,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         )
     if master_port and node_rank == 0 and _port_in_use(master_addr or "127.0.0.1", master_port):
         parser.error(
-            f"{port_option} {master_port}: another program or job already listens on "
+            f"{port_option} {master_port}: another program or job already uses "
             f"{master_addr or '127.0.0.1'}:{master_port}; "
             + (
                 "choose another port, the same on every node (or is another node of this job "

@@ -546,7 +546,7 @@ def test_a_master_port_in_use_is_refused_before_any_rank_starts(monkeypatch, cap
             with pytest.raises(SystemExit):
                 parse_args([*args, str(ENV_DUMP)])
             err = capsys.readouterr().err
-            assert f"--master-port {port}: another program or job already listens on 127.0.0.1:{port}" in err
+            assert f"--master-port {port}: another program or job already uses 127.0.0.1:{port}" in err
             assert advice in err, err
         # node 1 only connects there: the port is node 0's to host
         joining = ["--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", "--master-port", port]
