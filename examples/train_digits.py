@@ -143,6 +143,14 @@ def main() -> None:
     restarted = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")) > 0  # disttorch-launch --max-restarts
     if args.resume or restarted:
         start_epoch = ckpt.load_latest().epoch
+        if scheduler.total_steps != args.epochs * steps:  # the checkpoint's schedule was loaded
+            raise SystemExit(
+                f"{ckpt.latest_path()} was saved by a run of {scheduler.total_steps} steps, and "
+                f"this one asks for {args.epochs * steps} (--epochs {args.epochs} x {steps} steps per "
+                "epoch): its learning-rate schedule cannot stretch. Resume with that run's --epochs, "
+                "--batch-size, --max-steps and number of ranks, or start anew with another "
+                "--checkpoint-dir"
+            )
         if rank == 0:
             where = ckpt.latest_path()
             if where is None:

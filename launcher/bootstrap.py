@@ -20,7 +20,7 @@ It then:
    ``python`` would set them);
 4. if the script raises, writes the traceback with rank, host, pid, time and the line of the
    user's code it came from to ``DISTTORCH_ERROR_FILE`` (see :mod:`disttorch._error_file`),
-   prints it and exits with 1. A rank that only reports a peer's failure (``PeerDiedError``)
+   prints it and exits with 1 (``sys.exit("message")`` is recorded too, Python prints it). A rank that only reports a peer's failure (``PeerDiedError``)
    prints the user's frames and the message, not the library's internals (the launcher's
    summary shows the user's frames too; the full traceback stays in the error file).
 
@@ -173,7 +173,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     _fd_limit.reserve()
     try:
         _run(argv)
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code is not None and not isinstance(exc.code, int):  # sys.exit("message"): status 1
+            tb = _user_traceback(exc.__traceback__)
+            full = "".join(traceback.format_exception(type(exc), exc, tb))
+            extra = {"user_traceback": _user_frames(exc, tb), "where": _where(exc, tb)}
+            write_error_file("exception", _one_line(exc), full, **extra)
         raise
     except BaseException as exc:  # noqa: B902 - KeyboardInterrupt is a failure worth recording too
         _fd_limit.release()  # a rank out of descriptors can still write its record

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import ipaddress
 import os
 import re
 import shutil
+import socket
+import sys
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, NoReturn, Optional
+from typing import Any, Dict, FrozenSet, List, NoReturn, Optional
 
 from disttorch._faults import FAULT_ENV, parse_faults
 
@@ -27,6 +30,34 @@ STOPPED_TIMEOUT_ENV = "DISTTORCH_STOPPED_TIMEOUT"
 MIN_SECRET_BYTES = 16
 #: The port torchrun's ``--rdzv-endpoint HOST`` means when it names no port.
 _TORCHRUN_PORT = 29400
+#: torchrun's ``--master-port`` default, the store's port on several nodes when none is given.
+_TORCHRUN_MASTER_PORT = 29500
+#: torchrun's options whose default comes from ``PET_<NAME>`` (as Kubeflow's PyTorchJob sets
+#: them), by this parser's dest; the flags among them are on when the variable is a non-zero integer.
+_TORCHRUN_ENV = {
+    "nproc": "PET_NPROC_PER_NODE",
+    "nnodes": "PET_NNODES",
+    "node_rank": "PET_NODE_RANK",
+    "master_addr": "PET_MASTER_ADDR",
+    "master_port": "PET_MASTER_PORT",
+    "rdzv_endpoint": "PET_RDZV_ENDPOINT",
+    "rdzv_backend": "PET_RDZV_BACKEND",
+    "rdzv_conf": "PET_RDZV_CONF",
+    "run_id": "PET_RDZV_ID",
+    "max_restarts": "PET_MAX_RESTARTS",
+    "monitor_interval": "PET_MONITOR_INTERVAL",
+    "start_method": "PET_START_METHOD",
+    "role": "PET_ROLE",
+    "log_dir": "PET_LOG_DIR",
+    "redirects": "PET_REDIRECTS",
+    "tee": "PET_TEE",
+    "local_ranks_filter": "PET_LOCAL_RANKS_FILTER",
+    "stop_grace": "PET_SHUTDOWN_TIMEOUT",
+    "standalone": "PET_STANDALONE",
+    "module": "PET_MODULE",
+    "no_python": "PET_NO_PYTHON",
+    "run_path": "PET_RUN_PATH",
+}
 STREAMS = {
     0: frozenset(),
     1: frozenset({"stdout"}),
@@ -116,7 +147,13 @@ class _Parser(argparse.ArgumentParser):
     """Argument errors are one line (what was wrong, what was expected) and a pointer to
     ``--help``, not the whole usage block before the message."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.from_env: List[str] = []  # the options torchrun's PET_* variables gave (_torchrun_env_defaults)
+
     def error(self, message: str) -> NoReturn:
+        if self.from_env:
+            message += f" (from torchrun's variables: {', '.join(self.from_env)})"
         if "required: script" in message:  # argparse's wording names the positional arguments
             message = "no script given: expected disttorch-launch [options] script.py [script args]"
         elif message.startswith("unrecognized arguments: "):
@@ -151,11 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="disttorch-launch",
         description="Start, watch and report on the ranks of a disttorch job.\n\n"
-        "Accepts torchrun's flags and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"
-        "WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT,\n"
-        "TORCHELASTIC_*) plus DISTTORCH_* variables. Every option may also be spelled with\n"
-        "underscores (--nproc_per_node). Each output line is prefixed with its rank ([rank1]: ).\n"
-        "When a rank fails, the others are stopped and a summary names the first to fail.",
+        "Accepts torchrun's flags (and its PET_<OPTION> variables: PET_NNODES, PET_NODE_RANK, ...)\n"
+        "and gives workers torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,\n"
+        "GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*) plus DISTTORCH_* variables.\n"
+        "Every option may also be spelled with underscores (--nproc_per_node). Each output line is\n"
+        "prefixed with its rank ([rank1]: ). When a rank fails, the others are stopped and a summary\n"
+        "names the first to fail.",
         epilog="examples:\n"
         "  disttorch-launch --nproc 4 train.py --epochs 3\n"
         "  disttorch-launch --nproc auto -m mypkg.train\n"
@@ -251,7 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PORT",
         help="single node: the workers' MASTER_PORT (default: a free port, so jobs never clash); "
-        "several nodes: the port of the agents' store on node 0",
+        f"several nodes: the port of the agents' store on node 0 (default {_TORCHRUN_MASTER_PORT}, "
+        "as torchrun)",
     )
     nodes.add_argument(
         *_flag("--rdzv-endpoint"),
@@ -446,6 +485,17 @@ def _is_ipv6(address: str) -> bool:
         return False  # a host name
 
 
+def _port_in_use(host: str, port: int) -> bool:
+    """Whether another socket holds ``host:port`` (False where ``host`` is not this machine's)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the store binds
+            sock.bind((host, port))
+    except OSError as exc:
+        return exc.errno == errno.EADDRINUSE
+    return False
+
+
 def _number(
     parser: argparse.ArgumentParser, option: str, text: str, kind: type, minimum: float, extra: str = ""
 ) -> float:
@@ -516,9 +566,33 @@ def _read_secret(parser: argparse.ArgumentParser, path: Optional[str], nnodes: i
     return secret
 
 
+def _torchrun_env_defaults(parser: "_Parser", argv: List[str]) -> None:
+    """Take torchrun's ``PET_*`` variables as the defaults of their options, as torchrun does;
+    ``parser.from_env`` lists those that apply (``"PET_NNODES=2 (--nnodes)"``): not given in ``argv``."""
+    given = {arg.split("=")[0] for arg in argv}
+    for action in parser._actions:
+        name = _TORCHRUN_ENV.get(action.dest)
+        value = os.environ.get(name or "")
+        if not name or value is None or given.intersection(action.option_strings):
+            continue
+        option = action.option_strings[-1] if action.dest == "module" else action.option_strings[0]
+        if action.nargs == 0:  # a flag: torchrun's check_env reads an integer
+            try:
+                value = bool(int(value))
+            except ValueError:
+                parser.error(f"${name}: expected an integer (0 off, 1 on) for {option}, got {value!r}")
+        elif action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            parser.error(f"${name}: expected one of {choices} for {option}, got {value!r}")
+        action.default = value
+        parser.from_env.append(f"{name}={os.environ[name]} ({option})")
+
+
 def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     """Parse and check the command line; exits with status 2 and a clear message on any error."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    _torchrun_env_defaults(parser, argv)
     a = parser.parse_args(argv)
     usable = len(os.sched_getaffinity(0))
     cores = a.cores_per_rank
@@ -568,10 +642,28 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         master_port = int(_number(parser, port_option, master_port, int, 0))
         if master_port > 65535:
             parser.error(f"{port_option}: expected a port 0..65535, got {master_port}")
-    if nnodes > 1 and (master_addr is None or not master_port):
+    if nnodes > 1 and master_addr is None:
         parser.error(
-            f"--nnodes {nnodes} needs --master-addr and --master-port: the address of node 0 and a "
-            f"free port there for the agents' store (the same on every node)"
+            f"--nnodes {nnodes} needs --master-addr: the address of node 0, the same on every node "
+            f"(node 0's agents' store listens there on --master-port, default {_TORCHRUN_MASTER_PORT})"
+        )
+    if nnodes > 1 and master_port is None:
+        master_port = _TORCHRUN_MASTER_PORT
+    elif nnodes > 1 and not master_port:
+        parser.error(
+            f"{port_option} 0: several nodes need a fixed port for node 0's agents' store, the same "
+            f"on every node (e.g. {_TORCHRUN_MASTER_PORT}, torchrun's default)"
+        )
+    if master_port and node_rank == 0 and _port_in_use(master_addr or "127.0.0.1", master_port):
+        parser.error(
+            f"{port_option} {master_port}: another program or job already uses "
+            f"{master_addr or '127.0.0.1'}:{master_port}; "
+            + (
+                "choose another port, the same on every node (or is another node of this job "
+                "on this machine node 0 too? each node needs its own --node-rank)"
+                if nnodes > 1
+                else "choose another, or leave it out (a free port is picked)"
+            )
         )
 
     if a.module and a.no_python:
@@ -637,6 +729,8 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
 
     misplaced = [arg for arg in a.script_args if arg.split("=")[0] in _JOB_OPTIONS]
     notes = []
+    if parser.from_env:
+        notes.append(f"note: from torchrun's variables: {', '.join(parser.from_env)}")
     if misplaced:
         notes.append(
             f"note: {' '.join(misplaced)} after the script is passed to the script, not to the "

@@ -69,11 +69,12 @@ def plan_cores(
         if cores_per_rank is not None
         else f"{len(usable)} usable cores / {nproc} rank{'s' if nproc > 1 else ''}"
     )
+    ranks = f"{nproc} rank{'s' if nproc > 1 else ''}"
     needed = nproc * per_rank
     enough = needed <= len(usable)
     if bind is True and not enough:
         raise ValueError(
-            f"--bind-cores needs {nproc} ranks x {per_rank} cores = {needed} cores, "
+            f"--bind-cores needs {ranks} x {per_rank} cores = {needed} cores, "
             f"but only {len(usable)} are usable ({format_ranges(usable)}); "
             f"lower --cores-per-rank or --nproc-per-node, or pass --no-bind-cores"
         )
@@ -85,7 +86,7 @@ def plan_cores(
             "(--nproc auto runs one rank per core)"
         )
     elif not enough:
-        note = f"not pinned: {nproc} ranks x {per_rank} cores > {len(usable)} usable cores"
+        note = f"not pinned: {ranks} x {per_rank} cores > {len(usable)} usable cores"
     else:
         note = "pinned"
     if bind is False or not enough:

@@ -91,6 +91,11 @@ class LocalRendezvous:
         pass
 
 
+def _other_ranks(nnodes: int) -> str:
+    """The node ranks other than 0: ``"1"``, ``"1..3"``."""
+    return "1" if nnodes == 2 else f"1..{nnodes - 1}"
+
+
 class _SayHandler(logging.Handler):
     """Shows the store client's warnings (still trying to reach node 0) as launcher lines."""
 
@@ -106,8 +111,9 @@ class StoreRendezvous:
     """The multi-node case: agents meet at node 0's TCPStore (see the module docstring for keys)."""
 
     def __init__(self, config: LaunchConfig, say: Callable[[str], None]) -> None:
-        try:
-            from disttorch.distributed.store import TCPStore  # only multi-node jobs pay for this import
+        try:  # only multi-node jobs pay for these imports
+            from disttorch.distributed.base.addresses import is_this_machine
+            from disttorch.distributed.store import TCPStore
         except Exception as exc:  # noqa: BLE001 - a broken install must be reported, not crash the agent
             raise RendezvousError(
                 f"multi-node jobs need disttorch.distributed.store, which failed to import: "
@@ -129,6 +135,13 @@ class StoreRendezvous:
                 else f"joining the agents' store at {where}"
             )
         )
+        if is_master and not is_this_machine(config.master_addr):
+            say(
+                f"--master-addr {config.master_addr} is not this machine, yet this node is node 0, "
+                "which hosts the store (--node-rank defaults to 0): if this is another node, start "
+                f"it with its own --node-rank ({_other_ranks(config.nnodes)}; disttorch-launch numbers "
+                "nodes by --node-rank, not by torchrun's c10d rendezvous)"
+            )
         try:
             self.store = TCPStore(
                 config.master_addr,
@@ -207,7 +220,8 @@ class StoreRendezvous:
         deadline, notice = started + self.config.join_timeout, started + WAIT_NOTICE_S
         advice = (
             "is disttorch-launch running there with the same --nnodes, --master-addr, "
-            "--master-port and job secret?"
+            "--master-port and job secret, and its own --node-rank (without one it is node 0 "
+            "too, hosting a store of its own)?"
         )
         while not self.store.check(keys):
             if self.store.check(["aborted"]):

@@ -62,6 +62,7 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 from .._process_state import start_time
+from .._public_name import package_name
 from .base import auth
 from .base.addresses import address_towards, check_resolves
 from .base.errors import DistStoreError
@@ -89,6 +90,12 @@ DEFAULT_TIMEOUT = timedelta(minutes=30)
 JOIN_NOTICE_S = 10.0
 
 logger = logging.getLogger("disttorch.distributed.rendezvous")
+
+
+def _env_error() -> str:
+    """PyTorch's prefix of an env:// error, under the name the program imported (``torch``)."""
+    return f"Error initializing {package_name()}.distributed using env:// rendezvous: "
+
 
 _HOW_TO = (
     "Run with disttorch-launch (it sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT), "
@@ -201,17 +208,14 @@ def _env_rank_and_size(
         if world_size < 0:
             if launcher.world_size not in env:
                 raise ValueError(
-                    "Error initializing disttorch.distributed using env:// rendezvous: environment variable "
+                    _env_error() + "environment variable "
                     f"{launcher.world_size} expected (as {launcher.rank} is set by {launcher.name}), but not set. "
                     + _HOW_TO
                 )
             world_size = _int_var(env, launcher.world_size, least=1)
     for value, name in ((rank, "RANK"), (world_size, "WORLD_SIZE")):
         if value < 0:
-            raise ValueError(
-                "Error initializing disttorch.distributed using env:// rendezvous: environment variable "
-                f"{name} expected, but not set. " + _HOW_TO
-            )
+            raise ValueError(_env_error() + f"environment variable {name} expected, but not set. " + _HOW_TO)
     return rank, world_size, launcher
 
 
@@ -228,14 +232,11 @@ def _master_addr(env: Mapping[str, str], launcher: _Launcher | None) -> str:
         if env.get("OMPI_COMM_WORLD_LOCAL_SIZE") == env.get("OMPI_COMM_WORLD_SIZE"):
             return "127.0.0.1"
         raise ValueError(
-            "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
+            _env_error() + "environment variable MASTER_ADDR "
             "expected for a multi-node Open MPI job, but not set. Export it to every rank, e.g. "
             "mpirun -x MASTER_ADDR=<host of rank 0> -x MASTER_PORT=29500 ..."
         )
-    raise ValueError(
-        "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
-        "expected, but not set. " + _HOW_TO
-    )
+    raise ValueError(_env_error() + "environment variable MASTER_ADDR expected, but not set. " + _HOW_TO)
 
 
 def _master_port(env: Mapping[str, str], launcher: _Launcher | None) -> int:
@@ -248,10 +249,7 @@ def _master_port(env: Mapping[str, str], launcher: _Launcher | None) -> int:
     for name in job_vars.get(launcher.name if launcher else "", ()):
         if env.get(name):
             return 20000 + zlib.crc32(env[name].encode()) % 10000
-    raise ValueError(
-        "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_PORT "
-        "expected, but not set. " + _HOW_TO
-    )
+    raise ValueError(_env_error() + "environment variable MASTER_PORT expected, but not set. " + _HOW_TO)
 
 
 def _check_rank(rank: int, world_size: int) -> None:
@@ -489,6 +487,17 @@ def _await_readers(store: Store, counter: str, readers: int) -> None:
         time.sleep(0.02)
 
 
+def _started_size_hint(world_size: int) -> str:
+    """Why ranks may never come: a ``world_size`` other than the ``WORLD_SIZE`` started."""
+    started = os.environ.get("WORLD_SIZE", "")
+    if not started.isdigit() or int(started) == world_size:
+        return ""
+    return (
+        f"; init_process_group was given world_size={world_size}, but WORLD_SIZE={started} ranks "
+        "were started: leave world_size out, or pass int(os.environ['WORLD_SIZE'])"
+    )
+
+
 def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> dict:
     """Rank 0's side of :func:`check_in`: the verdict (``error`` empty when all is well)."""
     world_size = mine["world_size"]
@@ -496,7 +505,7 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
     # The master of a TCPStore first waits for the processes to connect, which also makes a
     # handshake refused before now (a rank with another secret) fail this wait fast.
     connected = not (isinstance(store, TCPStore) and store._server is not None)
-    started = time.monotonic()
+    started, hint = time.monotonic(), _started_size_hint(world_size)
     deadline, notice = started + timeout, started + JOIN_NOTICE_S
     while True:
         for r in range(world_size):
@@ -516,15 +525,16 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
                 "DistStoreError",
                 f"{names} never called init_process_group: rank 0 waited {timeout:g} s for "
                 f"them ({len(seen)} of {world_size} ranks checked in). Are they started, with "
-                "the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?",
+                f"the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?{hint}",
             )
         if now >= notice:
             logger.warning(
-                "rank 0 has waited %.0f s for %s to call init_process_group (%d of %d checked in)",
+                "rank 0 has waited %.0f s for %s to call init_process_group (%d of %d checked in%s)",
                 now - started,
                 names,
                 len(seen),
                 world_size,
+                hint,
             )
             notice += JOIN_NOTICE_S
         if not connected:  # waits longer than the store's grace after a refused handshake

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .._public_name import package_name
+
 __all__ = ["array_of", "Flat", "mark_written"]
 
 
@@ -27,7 +29,7 @@ def array_of(t: Any, name: str = "tensor") -> np.ndarray:
     data = getattr(t, "_data", None)
     if isinstance(data, np.ndarray):
         return data
-    raise TypeError(f"{name} must be a disttorch.Tensor or a numpy.ndarray, got {type(t).__name__}")
+    raise TypeError(f"{name} must be a {package_name()}.Tensor or a numpy.ndarray, got {type(t).__name__}")
 
 
 def mark_written(t: Any) -> None:

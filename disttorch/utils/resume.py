@@ -33,6 +33,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import socket
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -250,12 +251,18 @@ class Checkpointer:
     def load_latest(self) -> TrainingState:
         """Restore the newest checkpoint if there is one; return where to continue.
 
+        In a process group every rank must call it: the ranks check that they all found the
+        same checkpoint (a folder not shared by every node would start its ranks apart).
+
         RNG states are restored when ``batches`` has skipped the finished batches (or at
         once when there is nothing to skip), so data loading does not disturb them.
         """
-        if _dist_info()[0] == 0:
+        rank, world, dist = _dist_info()
+        if rank == 0:
             self._remove_stale_temporaries()
         path = self.latest_path()
+        if dist is not None and world > 1:
+            self._check_every_rank_found(path, world, dist)
         if path is None:
             self.state = TrainingState()
             return self.state
@@ -265,7 +272,6 @@ class Checkpointer:
             self.optimizer.load_state_dict(ck["optimizer"])
         if self.scheduler is not None and ck["scheduler"] is not None:
             self.scheduler.load_state_dict(ck["scheduler"])
-        rank, world, _ = _dist_info()
         rngs = ck["rng"]
         self._pending_rng = rngs[rank] if rank < len(rngs) else rngs[0]
         self._global_step = ck["global_step"]
@@ -273,6 +279,22 @@ class Checkpointer:
         if self.state.step == 0:
             self._restore_rng()
         return self.state
+
+    def _check_every_rank_found(self, path: str | None, world: int, dist: Any) -> None:
+        """Raise on every rank unless all ranks found the same newest checkpoint."""
+        found: list = [None] * world
+        dist.all_gather_object(found, (os.path.basename(path) if path else None, socket.gethostname()))
+        if len({name for name, _ in found}) == 1:
+            return
+        seen: dict = {}
+        for r, (name, host) in enumerate(found):
+            seen.setdefault(name or "no checkpoint", []).append(f"{r} ({host})")
+        what = "; ".join(f"{name} on rank {', '.join(ranks)}" for name, ranks in seen.items())
+        raise RuntimeError(
+            f"Checkpointer: the ranks found different checkpoints in {self.directory!r}: {what}. "
+            "Rank 0 alone writes them, and every rank loads them: resume with a folder every node "
+            "sees (a shared filesystem or volume), or copy node 0's folder to the others first"
+        )
 
     def _restore_rng(self) -> None:
         if self._pending_rng is not None:

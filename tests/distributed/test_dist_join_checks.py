@@ -94,6 +94,21 @@ def test_rank_0_names_a_rank_that_never_calls_init_process_group():
     assert "waited 10 s for rank 1 to call init_process_group (1 of 2 checked in)" in r.stderr
 
 
+def test_rank_0_waiting_for_ranks_says_when_world_size_differs_from_the_ranks_started(monkeypatch):
+    # init_process_group(world_size=4) under a launcher that started 2 ranks waits for ranks
+    # 2 and 3, as PyTorch does; rank 0's notices and timeout say where they went
+    from disttorch.distributed.rendezvous import _started_size_hint
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert _started_size_hint(4) == (
+        "; init_process_group was given world_size=4, but WORLD_SIZE=2 ranks were started: "
+        "leave world_size out, or pass int(os.environ['WORLD_SIZE'])"
+    )
+    assert _started_size_hint(2) == ""
+    monkeypatch.delenv("WORLD_SIZE")
+    assert _started_size_hint(4) == ""
+
+
 def test_a_negative_rank_in_the_environment_is_named_as_such():
     from disttorch.distributed.rendezvous import parse_init_method
 

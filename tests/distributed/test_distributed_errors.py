@@ -385,3 +385,18 @@ def test_ranks_that_wait_for_each_other_in_different_collectives_fail_within_sec
         assert r.ok and "monitored_barrier(uint8[1]) #1" in r.value, r.describe()
         assert "all_reduce(float32[1000], op=SUM) #1" in r.value, r.value
         assert r.elapsed < 8, f"rank {r.rank} took {r.elapsed:.0f} s"
+
+
+def test_a_collective_given_no_tensor_names_the_tensor_class_the_program_imported(monkeypatch):
+    import sys
+
+    import disttorch
+    from disttorch.distributed.tensor_io import array_of
+
+    with pytest.raises(
+        TypeError, match=r"^tensor must be a disttorch\.Tensor or a numpy\.ndarray, got list$"
+    ):
+        array_of([disttorch.ones(2)])
+    monkeypatch.setitem(sys.modules, "torch", disttorch)
+    with pytest.raises(TypeError, match=r"^tensor must be a torch\.Tensor or a numpy\.ndarray, got list$"):
+        array_of([disttorch.ones(2)])

@@ -134,6 +134,19 @@ def test_env_errors_say_what_is_missing(env, message):
         parse_init_method("env://", env=env)
 
 
+def test_env_errors_name_the_package_the_program_imported(monkeypatch):
+    # under the alias a program sees PyTorch's own text, "torch.distributed"
+    import sys
+
+    import disttorch
+
+    with pytest.raises(ValueError, match=r"^Error initializing disttorch\.distributed using env://"):
+        parse_init_method("env://", env={})
+    monkeypatch.setitem(sys.modules, "torch", disttorch)
+    with pytest.raises(ValueError, match=r"^Error initializing torch\.distributed using env:// rendezvous: "):
+        parse_init_method("env://", env={})
+
+
 def test_local_rank_defaults_to_zero_and_prefers_local_rank():
     assert local_rank({}) == 0
     assert local_rank({"LOCAL_RANK": "3", "SLURM_LOCALID": "1"}) == 3
@@ -221,3 +234,12 @@ def test_rendezvous_returns_the_right_store_kinds(tmp_path):
     store, rank, size = rendezvous(f"tcp://127.0.0.1:{port}", 0, 1, timeout=timedelta(seconds=5), env={})
     assert isinstance(store, TCPStore) and store.port == port
     store.close()
+
+
+def test_is_this_machine_knows_loopback_own_names_and_others():
+    from disttorch.distributed.base.addresses import is_this_machine
+
+    assert is_this_machine("127.0.0.2") and is_this_machine("localhost")
+    assert is_this_machine(socket.gethostname())
+    assert not is_this_machine("203.0.113.9")  # TEST-NET-3
+    assert not is_this_machine("no-such-host.invalid")

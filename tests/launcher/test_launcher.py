@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -380,7 +381,11 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
             ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", "29999", str(ENV_DUMP)],
             "needs the same job secret on every node",
         ),
-        (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr and --master-port"),
+        (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr: the address of node 0"),
+        (
+            ["--nnodes", "2", "--master-addr", "10.0.0.1", "--master-port", "0", str(ENV_DUMP)],
+            "--master-port 0: several nodes need a fixed port",
+        ),
         (
             ["--nnodes", "2", "--node-rank", "2", str(ENV_DUMP)],
             "--node-rank 2 is out of range: expected 0..1",
@@ -510,7 +515,7 @@ def test_import_torch_without_the_alias_says_how_to_run_a_pytorch_program(monkey
     assert "--as-torch" in str(missing[0]) and str(missing[1]) == "No module named 'torchvision'"
 
 
-def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accepted(monkeypatch):
+def test_torchruns_start_method_shutdown_timeout_and_portless_endpoints_are_accepted(monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
     config = parse_args(["--start_method", "fork", "--shutdown-timeout", "3", str(ENV_DUMP)])
@@ -519,7 +524,60 @@ def test_torchruns_start_method_shutdown_timeout_and_portless_endpoint_are_accep
     assert (single.master_addr, single.master_port) == ("localhost", None)  # a free port
     two = parse_args(["--nnodes", "2", "--rdzv_endpoint=10.0.0.1", str(ENV_DUMP)])
     assert (two.master_addr, two.master_port) == ("10.0.0.1", 29400)  # torchrun's default
+    portless = parse_args(["--nnodes", "2", "--master-addr", "10.0.0.1", str(ENV_DUMP)])
+    assert portless.master_port == 29500  # torchrun's --master-port default
     assert parse_args(["--nnodes", "1:1", str(ENV_DUMP)]).nnodes == 1  # torchrun's default range
+
+
+def test_a_master_port_in_use_is_refused_before_any_rank_starts(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args, advice in [
+            (["--master-port", port], "choose another, or leave it out (a free port is picked)"),
+            (
+                ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", port],
+                "the same on every node",
+            ),
+        ]:
+            with pytest.raises(SystemExit):
+                parse_args([*args, str(ENV_DUMP)])
+            err = capsys.readouterr().err
+            assert f"--master-port {port}: another program or job already uses 127.0.0.1:{port}" in err
+            assert advice in err, err
+        # node 1 only connects there: the port is node 0's to host
+        joining = ["--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", "--master-port", port]
+        assert parse_args([*joining, str(ENV_DUMP)]).master_port == int(port)
+
+
+def test_torchruns_pet_variables_set_the_options_not_given(monkeypatch, capsys):
+    # torchrun reads PET_<OPTION> for its options (Kubeflow's PyTorchJob sets them)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DISTTORCH_JOB_SECRET", "ab" * 16)
+    for name, value in [("PET_NNODES", "2"), ("PET_NODE_RANK", "1"), ("PET_MASTER_ADDR", "10.0.0.1")]:
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PET_NPROC_PER_NODE", "2")
+    monkeypatch.setenv("PET_STANDALONE", "0")
+    config = parse_args(["--nproc", "3", str(ENV_DUMP)])  # given: the option wins
+    assert (config.nnodes, config.node_rank, config.master_addr, config.master_port) == (
+        2,
+        1,
+        "10.0.0.1",
+        29500,
+    )
+    assert config.nproc == 3
+    assert config.notes == [
+        "note: from torchrun's variables: PET_NNODES=2 (--nnodes), PET_NODE_RANK=1 (--node-rank), "
+        "PET_MASTER_ADDR=10.0.0.1 (--master-addr), PET_STANDALONE=0 (--standalone)"
+    ]
+    monkeypatch.setenv("PET_STANDALONE", "yes")
+    with pytest.raises(SystemExit):
+        parse_args([str(ENV_DUMP)])
+    err = capsys.readouterr().err
+    assert "$PET_STANDALONE: expected an integer (0 off, 1 on) for --standalone, got 'yes'" in err, err
 
 
 @pytest.mark.timeout(60)

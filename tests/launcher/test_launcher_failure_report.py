@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from disttorch._error_file import read_error_file
 from disttorch.launcher.failure import RankExit, blame, format_gave_up, format_summary
 
 from launcher_scripts.harness import SCRIPTS, launch, launcher_env, start
@@ -161,3 +162,26 @@ def test_a_rank_that_cannot_write_its_error_record_still_reports_its_exception(t
     assert "OSError" not in proc.stderr and "NotADirectoryError" not in proc.stderr, proc.stderr
     text = format_summary(rank_exit(0, 1, 10.0), [rank_exit(0, 1, 10.0)], 0, 0)
     assert "could not record one (a full disk?)" in text
+
+
+def test_a_rank_ended_by_sys_exit_with_a_message_records_it(tmp_path):
+    # sys.exit("message") is a script's usual way to give up: the summary shows the message
+    # and the line, not "exited with code 1 without an uncaught exception"
+    script = tmp_path / "gives_up.py"
+    script.write_text('import sys\n\nsys.exit("no data in /x: pass --data")\n')
+    error_file = tmp_path / "error.json"
+    env = launcher_env({"DISTTORCH_ERROR_FILE": str(error_file)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "disttorch.launcher.bootstrap", str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 1 and proc.stderr == "no data in /x: pass --data\n", proc.stderr
+    record = read_error_file(str(error_file))
+    assert record["error"] == "SystemExit: no data in /x: pass --data"
+    assert record["where"] == f'{script}, line 3, in <module>: sys.exit("no data in /x: pass --data")'
+    text = format_summary(rank_exit(0, 1, 10.0, record=record), [rank_exit(0, 1, 10.0, record=record)], 0, 0)
+    assert "rank 0 was the first to fail: SystemExit: no data in /x: pass --data" in text
+    assert "without an uncaught" not in text

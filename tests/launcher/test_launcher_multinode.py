@@ -193,3 +193,28 @@ def test_an_agent_waiting_for_nodes_says_which_while_it_waits(monkeypatch):
         agent._wait_for_nodes(["attempt0/nproc/1", "attempt0/nproc/2"])
     assert 2 <= len(said) <= 3, said
     assert said[0].startswith("waiting for node(s) 1, 2 to join (0 s of --join-timeout 0.35 s): is ")
+
+
+@pytest.mark.parametrize("nnodes, others", [(2, "1;"), (4, "1..3;")])
+def test_node_0_on_a_machine_that_is_not_master_addr_says_to_give_the_node_rank(monkeypatch, nnodes, others):
+    # torchrun's c10d rendezvous numbers the nodes itself; here a node started without
+    # --node-rank is node 0 and would host a store of its own and wait for ever
+    from disttorch.distributed import store
+    from disttorch.launcher import rendezvous
+    from disttorch.launcher.cli import LaunchConfig
+
+    def no_store(*args, **kwargs):
+        raise OSError("no store in this test")
+
+    monkeypatch.setattr(store, "TCPStore", no_store)
+    for addr, warned in (("203.0.113.9", True), (MASTER, False)):  # TEST-NET-3: not this machine
+        said = []
+        config = LaunchConfig("x.py", [], nnodes=nnodes, master_addr=addr, master_port=29500)
+        with pytest.raises(rendezvous.RendezvousError, match="no store in this test"):
+            rendezvous.StoreRendezvous(config, said.append)
+        notes = [line for line in said if "is not this machine" in line]
+        assert len(notes) == int(warned), said
+        if warned:
+            assert notes[0].startswith(f"--master-addr {addr} is not this machine, yet this node is node 0")
+            assert f"start it with its own --node-rank ({others} disttorch-launch numbers" in notes[0]
+    assert notes == [] and said[0] == f"node 0 of {nnodes}: hosting the agents' store at {MASTER}:29500"

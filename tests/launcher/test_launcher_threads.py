@@ -30,6 +30,7 @@ def test_more_ranks_than_cores_are_said_to_take_turns():
         "not pinned: 8 ranks share 2 usable cores and take turns on them (--nproc auto runs one rank per core)"
     )
     assert plan_cores(2, 2, None, usable=[0, 1]).note == "not pinned: 2 ranks x 2 cores > 2 usable cores"
+    assert plan_cores(1, 4, None, usable=[0, 1]).note == "not pinned: 1 rank x 4 cores > 2 usable cores"
 
 
 def test_the_users_omp_num_threads_is_every_library_s_count():

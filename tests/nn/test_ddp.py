@@ -645,3 +645,42 @@ def test_last_bucket_is_reduced_by_the_training_thread_the_others_by_the_comm_th
     # the gradients are the same averages whichever thread reduced them
     np.testing.assert_array_equal(results[0][25][1], results[1][25][1])
     np.testing.assert_allclose(results[0][25][1], results[0][0.001][1], rtol=1e-6, atol=1e-7)
+
+
+def _skips_b(nn):
+    class SkipsB(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.a(x)
+
+    return SkipsB()
+
+
+def test_find_unused_parameters_with_every_parameter_used_warns_once_as_pytorch(monkeypatch):
+    import warnings
+
+    import disttorch as dt
+    import disttorch.distributed as dist
+    from disttorch import _native_warnings, nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    from disttorch.nn.parallel.reducer import _NOTHING_UNUSED
+
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        skips_b = DDP(_skips_b(nn), find_unused_parameters=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # b unused: nothing to warn about
+            skips_b(dt.ones(1, 2)).sum().backward()
+        model = DDP(nn.Linear(2, 2), find_unused_parameters=True)
+        with pytest.warns(UserWarning) as caught:
+            for _ in range(2):  # once per process, as PyTorch's TORCH_WARN_ONCE
+                model(dt.ones(1, 2)).sum().backward()
+    finally:
+        dist.destroy_process_group()
+    assert [str(w.message) for w in caught] == [_NOTHING_UNUSED]
+    assert caught[0].filename == __file__  # at the program's line
+    assert _NOTHING_UNUSED.startswith("find_unused_parameters=True was specified in DDP constructor, but")

@@ -54,3 +54,36 @@ def test_latest_points_to_a_complete_checkpoint_and_old_ones_are_pruned(tmp_path
     ck = Checkpointer(tmp_path, model=nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 2)))
     state = ck.load_latest()
     assert state.global_step > 0 and (state.epoch, state.step) != (0, 0)
+
+
+class _TwoRanks:
+    """Rank 0's view of a 2-rank group whose rank 1 (on host "node1") found ``other``."""
+
+    def __init__(self, other):
+        self.other = other
+
+    def all_gather_object(self, out, mine):
+        out[:] = [mine, (self.other, "node1")]
+
+
+@pytest.mark.parametrize("other", [None, "step-000000001.pt"])
+def test_ranks_that_find_different_checkpoints_fail_together(tmp_path, monkeypatch, other):
+    """A folder not shared by every node (each node its own disk) would start the ranks at
+    different epochs; load_latest, which every rank calls, says so on every rank instead."""
+    from disttorch.utils import resume
+
+    Checkpointer(tmp_path, model=nn.Linear(2, 2)).save(3, 0)
+    monkeypatch.setattr(resume, "_dist_info", lambda: (0, 2, _TwoRanks(other)))
+    ck = Checkpointer(tmp_path, model=nn.Linear(2, 2))
+    if other is not None:  # the same checkpoint everywhere
+        assert ck.load_latest().epoch == 3
+        return
+    with pytest.raises(RuntimeError) as info:
+        ck.load_latest()
+    message = str(info.value)
+    assert (
+        f"the ranks found different checkpoints in {str(tmp_path)!r}: step-000000001.pt on rank 0 ("
+        in message
+    )
+    assert "; no checkpoint on rank 1 (node1). Rank 0 alone writes them" in message
+    assert "resume with a folder every node sees" in message, message

@@ -89,6 +89,14 @@ def _is_this_host(host: str) -> bool:
     return host in names or any(host.split(".")[0] == name.split(".")[0] for name in names)
 
 
+def is_this_machine(host: str) -> bool:
+    """Whether ``host`` (an address or a name) is this machine: a loopback or own address,
+    this host's name, or a name that resolves to one of them."""
+    if is_loopback(host) or _is_loopback_name(host.lower()) or _is_this_host(host):
+        return True
+    return any(is_loopback(a) or owns_address(a.split("%")[0]) for a in _resolve(host))
+
+
 def listen_address(host: str) -> str:
     """Return the address the store master should bind so that clients can reach it at ``host``.
 

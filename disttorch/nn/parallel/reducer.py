@@ -60,6 +60,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..._native_warnings import warn
 from ..._tensor import Tensor
 from ...autograd.engine import queue_callback, reachable_leaves
 from ...autograd.grad_sink import grad_of, set_grad
@@ -69,6 +70,16 @@ from .comm_hooks import GradBucket, allreduce_hook
 __all__ = ["Reducer"]
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
+
+#: PyTorch's TORCH_WARN_ONCE when ``find_unused_parameters=True`` finds every parameter used.
+_NOTHING_UNUSED = (
+    "find_unused_parameters=True was specified in DDP constructor, but did not find any unused "
+    "parameters in the forward pass. This flag results in an extra traversal of the autograd graph "
+    "every iteration,  which can adversely affect performance. If your model indeed never has any "
+    "unused parameters in the forward pass, consider turning this flag off. Note that this warning "
+    "may be a false positive if your model has flow control causing later iterations to have unused "
+    "parameters."
+)
 
 
 class _Bucket:
@@ -243,9 +254,11 @@ class Reducer:
         self._finalizing = False
         if self.find_unused and outputs is not None:
             reached = _reachable_leaves(outputs)
-            for p in self.params:
-                if id(p) not in reached:
-                    self._mark_unused(p)
+            unused = [p for p in self.params if id(p) not in reached]
+            for p in unused:
+                self._mark_unused(p)
+            if not unused:
+                warn(_NOTHING_UNUSED, once=True)
 
     def disarm(self) -> None:
         """Gradients of the next backward stay local (``no_sync`` or eval)."""
