@@ -41,7 +41,7 @@ class _RecordingPool(OpPool):
         super().__init__(workers)
         self.ran: list = []
 
-    def run(self, parts):
+    def run(self, parts, meanwhile=None):
         def recorded(body):
             def part(start, stop):
                 self.ran.append(threading.current_thread().name)
@@ -49,12 +49,12 @@ class _RecordingPool(OpPool):
 
             return part
 
-        super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]])
+        super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]], meanwhile)
 
-    def run_products(self, products, bounds, operands):
+    def run_products(self, products, bounds, operands, meanwhile=None):
         workers = len(self.threads)
         before = self.counters[workers:].copy()
-        super().run_products(products, bounds, operands)
+        super().run_products(products, bounds, operands, meanwhile)
         finished = self.counters[workers:] - before
         self.ran.extend(f"disttorch-intraop_{w}" for w in range(workers) for _ in range(finished[w]))
 
@@ -770,6 +770,37 @@ def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
     for p in params:
         p.grad = disttorch.ones_like(p)
     assert len(_run_recorded(3, opt.step)) == 2 and _run_recorded(1, opt.step) == []
+
+
+def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_products_run(split):
+    """``matmuls(..., meanwhile=)``: once, on the caller, whether the products split (then
+    before the workers' shares are waited for), run whole or fall back to Python parts; an
+    error in it comes after every product finished."""
+    rng = np.random.default_rng(4)
+    g, w, x = (rng.standard_normal(s, np.float32) for s in ((64, 32), (32, 48), (64, 48)))
+    products = [(g, w), (g.T, x)]
+    before = disttorch.get_num_threads()
+    try:
+        for n, compiled_parts in ((1, True), (2, True), (3, True), (2, False)):
+            seen = []
+            disttorch.set_num_threads(n)
+            if not compiled_parts:  # the Python parts' path
+                threads._budget.gemm, gemm = None, threads._budget.gemm
+            try:
+                got = threads.matmuls(products, meanwhile=lambda: seen.append(threading.current_thread()))
+            finally:
+                if not compiled_parts:
+                    threads._budget.gemm = gemm
+            assert seen == [threading.current_thread()]
+            np.testing.assert_allclose(got[0], g @ w, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(got[1], g.T @ x, rtol=1e-5, atol=1e-5)
+        disttorch.set_num_threads(2)
+        outs = [np.zeros((64, 48), np.float32), np.zeros((32, 48), np.float32)]
+        with pytest.raises(ZeroDivisionError):
+            threads.matmuls(products, outs, meanwhile=lambda: 1 / 0)
+        assert np.array_equal(outs[1], g.T @ x) and np.array_equal(outs[0], g @ w)  # both finished
+    finally:
+        disttorch.set_num_threads(before)
 
 
 def test_collate_stacks_on_several_threads_with_the_same_batch(split):
