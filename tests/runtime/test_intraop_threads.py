@@ -772,6 +772,32 @@ def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
     assert len(_run_recorded(3, opt.step)) == 2 and _run_recorded(1, opt.step) == []
 
 
+def test_an_optimizer_step_too_small_for_two_threads_neither_splits_nor_cuts(monkeypatch):
+    """With the compiled momentum step an MLP's parameters (535k elements in six) update on
+    one thread, uncut (without numba its four passes split); 800k elements (once the state
+    exists) split, one parameter cut in two."""
+    from disttorch.optim import optimizer
+
+    cuts = []
+    real = optimizer._pieces
+    monkeypatch.setattr(optimizer, "_pieces", lambda *a: cuts.append(real(*a)) or cuts[-1])
+    before = disttorch.get_num_threads()
+    try:
+        for shapes in ([(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)], [(800_000,)]):
+            params = [disttorch.zeros(*s, requires_grad=True) for s in shapes]
+            for p in params:
+                p.grad = disttorch.ones_like(p)
+            opt = disttorch.optim.SGD(params, lr=0.1, momentum=0.9)
+            opt.step()  # (makes the state: a parameter is cut only once it has its state)
+            work = opt._update_units * sum(p.numel() for p in params)
+            splits = work >= 2 * threads.MIN_PART_ELEMENTS
+            assert splits == (len(shapes) == 1 or opt._update_units == 4)
+            assert len(_run_recorded(2, opt.step)) == splits
+            assert len(cuts[-1]) == len(shapes) + splits
+    finally:
+        disttorch.set_num_threads(before)
+
+
 def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_products_run(split):
     """``matmuls(..., meanwhile=)``: once, on the caller, whether the products split (then
     before the workers' shares are waited for), run whole or fall back to Python parts; an
