@@ -272,7 +272,10 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
         return _whole(fn, args, kwargs)
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        try:  # (in C: np.broadcast_shapes takes some 5 us, more than a small op itself)
+            shape = np.broadcast(*arrays).shape
+        except ValueError:  # shapes that do not broadcast (or over 64 arrays): NumPy's own error
+            return _whole(fn, args, kwargs)
     size = math.prod(shape)
     work = size * (1 if fn in CHEAP_ELEMENTWISE else COSTLY_ELEMENT)
     if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)

@@ -380,6 +380,14 @@ def test_small_ops_do_not_split():
         disttorch.set_num_threads(before)
 
 
+def test_operands_that_do_not_broadcast_raise_numpys_own_error(split):
+    disttorch.set_num_threads(2)
+    with pytest.raises(ValueError, match="could not be broadcast together"):
+        threads.elementwise(np.add, np.ones((3, 2)), np.ones((4, 2)))
+    wide = np.ones((2, 1)), np.ones((1, 3))  # a result larger than either operand splits
+    assert np.array_equal(threads.elementwise(np.add, *wide), np.full((2, 3), 2.0))
+
+
 def test_omp_num_threads_sets_the_budget_at_start():
     code = "import disttorch; print(disttorch.get_num_threads())"
     env = {**os.environ, "OMP_NUM_THREADS": "3", "PYTHONPATH": str(ROOT)}
