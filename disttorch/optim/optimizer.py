@@ -176,6 +176,14 @@ class _SharedStep:
         self.lock, self.value = threading.Lock(), None
 
 
+#: Units of work (see ``kernels/threads.py``) that each parameter's share of a split step
+#: loses to the other thread's Python (the GIL) and that splitting does not win back: on 2
+#: cores, Adam's step of the GPT of ``benchmarks/train_step.py`` (30 parameters, 430k
+#: elements) took 933 us on one thread and 1169 split over two, the MLP's (6 parameters, 535k
+#: elements) 733 and 625; SGD's momentum step of two parameters of 500k, 156 and 105.
+PYTHON_UNITS_PER_PARAMETER = 1 << 16
+
+
 def _pieces(jobs: list, n: int, elementwise: bool) -> list:
     """The ``_Piece`` s of a step's ``jobs`` for ``n`` threads: a parameter larger than an
     ``n``-th of all of them is cut into about that much when the update is element-wise and
@@ -478,10 +486,12 @@ class Optimizer:
 
             # the parameters' updates are independent: split over the op's threads (foreach),
             # in shares of about equal size; an element-wise update may cut a large parameter
-            # (only when the step is worth splitting: cutting costs a few microseconds a piece)
+            # (only when the step is worth splitting: cutting costs a few microseconds a piece,
+            # and each parameter's Python, which the threads run in turns, does not split)
             size = sum(job[1].size for job in jobs)
             work = self._update_units * size
-            threads = parts_for(size if self._elementwise_update else len(jobs), work)
+            rows = size if self._elementwise_update else len(jobs)
+            threads = parts_for(rows, work - PYTHON_UNITS_PER_PARAMETER * len(jobs))
             pieces = _pieces(jobs, threads, self._elementwise_update)
             shares = _shares([piece.size for piece in pieces], threads)
 

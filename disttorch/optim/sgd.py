@@ -30,7 +30,7 @@ class SGD(Optimizer):
     def _update_units(self) -> int:  # type: ignore[override]
         """With the compiled momentum step (``kernels/sgd_loops.py``) one pass over memory,
         about a unit an element, plus each parameter's Python, which two threads take in
-        turns (the GIL): counted 2, so a step splits from some 768k elements. (On 2 cores,
+        turns (the GIL): counted 2, so a step splits from some 800k elements. (On 2 cores,
         split over two threads: an MLP's six parameters, 535k elements, took 136 us against
         123 on one thread; two of 500k, 105 against 156; one of 1M, 102 against 131.)
         Without numba, the NumPy passes' four."""

@@ -27,7 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def split(monkeypatch):
     """Every op with two or more rows splits; the budget is restored afterwards."""
+    from disttorch.optim import optimizer
+
     monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
+    monkeypatch.setattr(optimizer, "PYTHON_UNITS_PER_PARAMETER", 0)
     before = disttorch.get_num_threads()
     yield
     disttorch.set_num_threads(before)
@@ -782,8 +785,8 @@ def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
 
 def test_an_optimizer_step_too_small_for_two_threads_neither_splits_nor_cuts(monkeypatch):
     """With the compiled momentum step an MLP's parameters (535k elements in six) update on
-    one thread, uncut (without numba its four passes split); 800k elements (once the state
-    exists) split, one parameter cut in two."""
+    one thread, uncut (without numba its four passes split); 900k elements (once the state
+    exists) split, one parameter cut in two. (Adam, the GPT's 30 parameters: see below.)"""
     from disttorch.optim import optimizer
 
     cuts = []
@@ -791,17 +794,35 @@ def test_an_optimizer_step_too_small_for_two_threads_neither_splits_nor_cuts(mon
     monkeypatch.setattr(optimizer, "_pieces", lambda *a: cuts.append(real(*a)) or cuts[-1])
     before = disttorch.get_num_threads()
     try:
-        for shapes in ([(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)], [(800_000,)]):
+        for shapes in ([(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)], [(900_000,)]):
             params = [disttorch.zeros(*s, requires_grad=True) for s in shapes]
             for p in params:
                 p.grad = disttorch.ones_like(p)
             opt = disttorch.optim.SGD(params, lr=0.1, momentum=0.9)
             opt.step()  # (makes the state: a parameter is cut only once it has its state)
             work = opt._update_units * sum(p.numel() for p in params)
-            splits = work >= 2 * threads.MIN_PART_ELEMENTS
+            splits = (
+                work - optimizer.PYTHON_UNITS_PER_PARAMETER * len(params) >= 2 * threads.MIN_PART_ELEMENTS
+            )
             assert splits == (len(shapes) == 1 or opt._update_units == 4)
             assert len(_run_recorded(2, opt.step)) == splits
             assert len(cuts[-1]) == len(shapes) + splits
+    finally:
+        disttorch.set_num_threads(before)
+
+
+def test_a_step_over_many_small_parameters_stays_on_one_thread():
+    """Adam over the GPT's 30 parameters (430k elements) does not split: their Python, which
+    two threads run in turns, would outweigh the halved arithmetic; six of 89k do."""
+    before = disttorch.get_num_threads()
+    try:
+        for count, size, handed in ((30, 14_336, 0), (6, 89_000, 1)):
+            params = [disttorch.zeros(size, requires_grad=True) for _ in range(count)]
+            for p in params:
+                p.grad = disttorch.ones_like(p)
+            opt = disttorch.optim.Adam(params, lr=0.1)
+            opt.step()
+            assert len(_run_recorded(2, opt.step)) == handed
     finally:
         disttorch.set_num_threads(before)
 
