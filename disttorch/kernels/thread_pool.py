@@ -140,8 +140,10 @@ class OpPool:
                 meanwhile()
         finally:
             self._drain()
-        for w in range(len(parts) - 1):
-            error, self.errors[w] = self.errors[w], None
+            # taken now, every one: an error this call does not raise (the caller's own came
+            # first, or another worker's) must not be raised by the next split
+            errors, self.errors[: len(parts) - 1] = self.errors[: len(parts) - 1], [None] * (len(parts) - 1)
+        for error in errors:
             if error is not None:
                 raise error
 

@@ -521,6 +521,21 @@ def test_an_error_in_any_part_is_raised_after_all_parts_finish(split):
     assert sorted(done) == [0, 0, 1]
 
 
+def test_errors_a_split_does_not_raise_are_not_raised_by_the_next_one(split):
+    """The caller's own part (or its meanwhile work) failing first, or a second worker's part
+    failing after the first's, leaves no error behind for the next split to raise."""
+    disttorch.set_num_threads(3)
+
+    def part(a, b):
+        raise (ValueError if a == 0 else KeyError)(a)
+
+    with pytest.raises(ValueError):
+        threads.parallel_for(3, part, work=10)
+    with pytest.raises(ZeroDivisionError):
+        threads._budget.workers().run([(lambda a, b: None, 0, 1), (part, 1, 2)], meanwhile=lambda: 1 / 0)
+    threads.parallel_for(3, lambda a, b: None, work=10)  # raises nothing
+
+
 def test_numpy_error_state_reaches_the_parts(split):
     disttorch.set_num_threads(2)
     x = disttorch.zeros(64, 8)
