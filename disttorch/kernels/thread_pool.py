@@ -120,10 +120,12 @@ class OpPool:
         for thread in self.threads:
             thread.start()
 
-    def run(self, parts: Sequence[Part]) -> None:
+    def run(self, parts: Sequence[Part], meanwhile: Optional[Callable[[], Any]] = None) -> None:
         """Run ``parts[0]`` on this thread and ``parts[1:]`` on workers 0, 1, ...; return
-        when all finished, raising the first error of any part. One caller at a time
-        (``threads.py`` holds its region lock around each split)."""
+        when all finished, raising the first error of any part. ``meanwhile`` (work that does
+        not depend on the parts) runs on this thread after its own part, while it would
+        otherwise wait for the workers'. One caller at a time (``threads.py`` holds its
+        region lock around each split)."""
         self._drain()
         for w, (body, start, stop) in enumerate(parts[1:]):
             self.tasks[w] = (contextvars.copy_context(), body, start, stop)  # one each: a
@@ -134,10 +136,14 @@ class OpPool:
         body, start, stop = parts[0]
         try:
             body(start, stop)
+            if meanwhile is not None:
+                meanwhile()
         finally:
             self._drain()
-        for w in range(len(parts) - 1):
-            error, self.errors[w] = self.errors[w], None
+            # taken now, every one: an error this call does not raise (the caller's own came
+            # first, or another worker's) must not be raised by the next split
+            errors, self.errors[: len(parts) - 1] = self.errors[: len(parts) - 1], [None] * (len(parts) - 1)
+        for error in errors:
             if error is not None:
                 raise error
 
@@ -147,12 +153,17 @@ class OpPool:
         return self.serve is not None
 
     def run_products(
-        self, products: np.ndarray, bounds: Sequence[int], operands: Sequence[np.ndarray]
+        self,
+        products: np.ndarray,
+        bounds: Sequence[int],
+        operands: Sequence[np.ndarray],
+        meanwhile: Optional[Callable[[], Any]] = None,
     ) -> None:
         """Run the matrix products ``products[bounds[0]:bounds[1]]`` (rows laid out as
         :mod:`disttorch.kernels.gemm_parts` says) on this thread and each next slice of
         ``bounds`` on workers 0, 1, ... (at most :data:`MAX_PRODUCTS` a worker); return when
-        all finished. Each runs in compiled code, without the GIL. The rows hold only
+        all finished; ``meanwhile`` as in :meth:`run`. Each runs in compiled code, without
+        the GIL. The rows hold only
         addresses: the pool keeps ``operands`` (the arrays they point into) alive until every
         part has finished, even when the wait is interrupted (``KeyboardInterrupt``)."""
         self._drain()
@@ -165,6 +176,8 @@ class OpPool:
         self._post(len(bounds) - 2)
         try:
             self.run_parts(products[bounds[0] : bounds[1]], bounds[1] - bounds[0])
+            if meanwhile is not None:
+                meanwhile()
         finally:
             self._drain()
 

@@ -272,7 +272,10 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
         return _whole(fn, args, kwargs)
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        try:  # (in C: np.broadcast_shapes takes some 5 us, more than a small op itself)
+            shape = np.broadcast(*arrays).shape
+        except ValueError:  # shapes that do not broadcast (or over 64 arrays): NumPy's own error
+            return _whole(fn, args, kwargs)
     size = math.prod(shape)
     work = size * (1 if fn in CHEAP_ELEMENTWISE else COSTLY_ELEMENT)
     if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
@@ -394,7 +397,9 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np
 
 
 def matmuls(
-    products: Sequence[Tuple[np.ndarray, np.ndarray]], outs: Optional[Sequence[Optional[np.ndarray]]] = None
+    products: Sequence[Tuple[np.ndarray, np.ndarray]],
+    outs: Optional[Sequence[Optional[np.ndarray]]] = None,
+    meanwhile: Optional[Callable[[], Any]] = None,
 ) -> List[np.ndarray]:
     """``[np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]`` for independent
     products (a layer's input and weight gradients, say), run side by side on the op's
@@ -402,7 +407,13 @@ def matmuls(
     (the same BLAS calls as one thread makes, so the same numbers), and a product left to
     several threads is split as :func:`matmul` splits one. Two threads each computing a
     whole product run faster than both splitting each product in turn: every part of a
-    split product packs the shared operand again, and there is one hand-off, not two."""
+    split product packs the shared operand again, and there is one hand-off, not two.
+
+    ``meanwhile()``, work that does not depend on the products (a linear layer's bias
+    gradient), runs once on this thread: after its own share of the products, while it
+    would otherwise wait for the other threads' (a worker starts its share tens of
+    microseconds late, and may run it slower), or after the products when they do not
+    split."""
     outs = list(outs) if outs is not None else [None] * len(products)
     if _budget.threads > 1 and not _budget.region.locked():
         works = [_product_work(a, b) for a, b in products]
@@ -411,22 +422,27 @@ def matmuls(
             for i, ((a, b), out) in enumerate(zip(products, outs)):
                 if out is None:
                     outs[i] = np.empty(_product_shape(a, b), dtype=a.dtype)
+            operands = _operands(products, outs)
             if parts <= len(products):
                 groups = _whole_products(works, parts)
-                if not _run_compiled(_whole_rows(products, outs, groups), _operands(products, outs)):
-                    _run([_products_task(products, outs, group) for group in groups])
+                if not _run_compiled(_whole_rows(products, outs, groups), operands, meanwhile):
+                    _run([_products_task(products, outs, group) for group in groups], meanwhile)
             else:
                 shares = _shares(works, parts)
-                if not _run_compiled(_split_rows(products, outs, shares), _operands(products, outs)):
+                if not _run_compiled(_split_rows(products, outs, shares), operands, meanwhile):
                     _run(
                         [
                             task
                             for p, out, k in zip(products, outs, shares)
                             for task in _split_product(*p, out, k)
-                        ]
+                        ],
+                        meanwhile,
                     )
             return outs
-    return [np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]
+    results = [np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]
+    if meanwhile is not None:
+        meanwhile()
+    return results
 
 
 def _product_work(a: np.ndarray, b: np.ndarray) -> int:
@@ -518,16 +534,19 @@ def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Lis
     return [lambda i=bounds[t], j=bounds[t + 1]: part(i, j) for t in range(k)]
 
 
-def _run(tasks: List[Callable[[], Any]]) -> None:
+def _run(tasks: List[Callable[[], Any]], meanwhile: Optional[Callable[[], Any]] = None) -> None:
     """Run ``tasks`` on the op's threads, the first on this one; one task each. Runs them in
-    turn on this thread when another op is split right now."""
+    turn on this thread when another op is split right now. ``meanwhile``: see :func:`matmuls`."""
     split = len(tasks) > 1 and _budget.region.acquire(blocking=False)
     try:
         if split and len(tasks) <= _budget.threads:  # (the budget may have just changed)
-            _budget.workers().run([(lambda i, _: tasks[i](), t, t + 1) for t in range(len(tasks))])
+            parts = [(lambda i, _: tasks[i](), t, t + 1) for t in range(len(tasks))]
+            _budget.workers().run(parts, meanwhile)
         else:
             for task in tasks:
                 task()
+            if meanwhile is not None:
+                meanwhile()
     finally:
         if split:
             _budget.region.release()
@@ -537,11 +556,15 @@ def _operands(products: Sequence, outs: List[np.ndarray]) -> List[np.ndarray]:
     return [x for pair in products for x in pair] + outs
 
 
-def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]], operands: List[np.ndarray]) -> bool:
+def _run_compiled(
+    work: Optional[Tuple[np.ndarray, List[int]]],
+    operands: List[np.ndarray],
+    meanwhile: Optional[Callable[[], Any]] = None,
+) -> bool:
     """Run the rows of matrix products ``work[0][bounds[t]:bounds[t + 1]]`` on thread ``t``
-    of the op's threads (``bounds = work[1]``), in compiled code (:meth:`OpPool.run_products`);
-    False, having run nothing, when there is no such work, the pool has no compiled code, or
-    another op is split right now."""
+    of the op's threads (``bounds = work[1]``), in compiled code (:meth:`OpPool.run_products`),
+    and ``meanwhile`` (see :func:`matmuls`); False, having run nothing, when there is no such
+    work, the pool has no compiled code, or another op is split right now."""
     if (
         work is None
         or len(work[1]) - 1 > _budget.threads
@@ -553,7 +576,7 @@ def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]], operands: List[n
         pool = _budget.workers()
         if not pool.runs_products:
             return False
-        pool.run_products(*work, operands)
+        pool.run_products(*work, operands, meanwhile)
         return True
     finally:
         _budget.region.release()

@@ -30,7 +30,7 @@ from .._dtype import FLOAT_KINDS, float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..autograd.profiler import record_function
-from ..kernels.threads import get_num_threads, parallel_for
+from ..kernels.threads import parallel_for, parts_for
 from ..ops.complex import real_pairs
 from ..utils import trace
 from ..utils.hooks import RemovableHandle
@@ -174,6 +174,14 @@ class _SharedStep:
 
     def __init__(self) -> None:
         self.lock, self.value = threading.Lock(), None
+
+
+#: Units of work (see ``kernels/threads.py``) that each parameter's share of a split step
+#: loses to the other thread's Python (the GIL) and that splitting does not win back: on 2
+#: cores, Adam's step of the GPT of ``benchmarks/train_step.py`` (30 parameters, 430k
+#: elements) took 933 us on one thread and 1169 split over two, the MLP's (6 parameters, 535k
+#: elements) 733 and 625; SGD's momentum step of two parameters of 500k, 156 and 105.
+PYTHON_UNITS_PER_PARAMETER = 1 << 16
 
 
 def _pieces(jobs: list, n: int, elementwise: bool) -> list:
@@ -478,8 +486,14 @@ class Optimizer:
 
             # the parameters' updates are independent: split over the op's threads (foreach),
             # in shares of about equal size; an element-wise update may cut a large parameter
-            pieces = _pieces(jobs, get_num_threads(), self._elementwise_update)
-            shares = _shares([piece.size for piece in pieces], get_num_threads())
+            # (only when the step is worth splitting: cutting costs a few microseconds a piece,
+            # and each parameter's Python, which the threads run in turns, does not split)
+            size = sum(job[1].size for job in jobs)
+            work = self._update_units * size
+            rows = size if self._elementwise_update else len(jobs)
+            threads = parts_for(rows, work - PYTHON_UNITS_PER_PARAMETER * len(jobs))
+            pieces = _pieces(jobs, threads, self._elementwise_update)
+            shares = _shares([piece.size for piece in pieces], threads)
 
             def update(
                 first: int, last: int, group: dict = group, pieces: list = pieces, shares: list = shares
@@ -488,7 +502,7 @@ class Optimizer:
                     for i in share:
                         self._update(group, *pieces[i].arrays())
 
-            parallel_for(len(shares), update, work=4 * sum(job[1].size for job in jobs))
+            parallel_for(len(shares), update, work=work)
             for p, _, _, state, _ in jobs:
                 if state and p not in self.state:  # no entry for stateless updates (plain SGD)
                     self.state[p] = {k: _laid_out_as(p, v, k) for k, v in state.items()}
@@ -500,6 +514,10 @@ class Optimizer:
     #: shape element by element, changing no other state than through ``state.next_step()``
     #: (SGD, Adam): then a large parameter's update may be cut into pieces, once its state exists.
     _elementwise_update = False
+
+    #: Units of work (see ``kernels/threads.py``) of ``_update`` per element of a parameter,
+    #: which decide whether a step splits over the op's threads: some four passes over memory.
+    _update_units = 4
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: _ArrayState) -> None:
         raise NotImplementedError

@@ -102,3 +102,39 @@ def test_optimizer_steps_same_bits(torch, jit, name, kwargs, dtype):
         results.append([p.detach().numpy() for p in params])
     for got, want in zip(results[1], results[0]):
         assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(momentum=0.9),
+        dict(momentum=0.9, nesterov=True, weight_decay=1e-2),
+        dict(momentum=0.8, dampening=0.1),
+    ],
+)
+def test_sgd_momentum_in_one_pass_gives_the_passes_bits(monkeypatch, dtype, kwargs):
+    """The compiled one-pass momentum step (kernels/sgd_loops.py) against the compiled
+    passes it replaces (``buf *= m`` and the multiply-adds), on contiguous and strided
+    parameters (a transposed one takes the passes)."""
+    from disttorch.kernels.jit import compiled
+    from disttorch.optim import sgd
+
+    if compiled(sgd._load_loops) is None:
+        pytest.skip("needs numba (the fast extra)")
+    rng = np.random.default_rng(2)
+    init = [rng.standard_normal(s).astype(dtype) for s in ((33,), (64, 128), (128, 64))]
+    grads = [[rng.standard_normal(p.shape).astype(dtype) for p in init] for _ in range(4)]
+    results = []
+    for one_pass in (True, False):
+        if not one_pass:
+            monkeypatch.setattr(sgd, "_flat", lambda *a: False)
+        params = [dt.nn.Parameter(dt.from_numpy(p.copy())) for p in init[:2]]
+        params.append(dt.nn.Parameter(dt.from_numpy(init[2].T.copy()).t()))  # strided
+        opt = dt.optim.SGD(params, lr=0.05, **kwargs)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = dt.from_numpy(g.copy())
+            opt.step()
+        results.append([p.detach().numpy().copy() for p in params])
+    assert all(np.array_equal(a, b) for a, b in zip(*results))

@@ -27,7 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def split(monkeypatch):
     """Every op with two or more rows splits; the budget is restored afterwards."""
+    from disttorch.optim import optimizer
+
     monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
+    monkeypatch.setattr(optimizer, "PYTHON_UNITS_PER_PARAMETER", 0)
     before = disttorch.get_num_threads()
     yield
     disttorch.set_num_threads(before)
@@ -41,7 +44,7 @@ class _RecordingPool(OpPool):
         super().__init__(workers)
         self.ran: list = []
 
-    def run(self, parts):
+    def run(self, parts, meanwhile=None):
         def recorded(body):
             def part(start, stop):
                 self.ran.append(threading.current_thread().name)
@@ -49,12 +52,12 @@ class _RecordingPool(OpPool):
 
             return part
 
-        super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]])
+        super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]], meanwhile)
 
-    def run_products(self, products, bounds, operands):
+    def run_products(self, products, bounds, operands, meanwhile=None):
         workers = len(self.threads)
         before = self.counters[workers:].copy()
-        super().run_products(products, bounds, operands)
+        super().run_products(products, bounds, operands, meanwhile)
         finished = self.counters[workers:] - before
         self.ran.extend(f"disttorch-intraop_{w}" for w in range(workers) for _ in range(finished[w]))
 
@@ -380,6 +383,14 @@ def test_small_ops_do_not_split():
         disttorch.set_num_threads(before)
 
 
+def test_operands_that_do_not_broadcast_raise_numpys_own_error(split):
+    disttorch.set_num_threads(2)
+    with pytest.raises(ValueError, match="could not be broadcast together"):
+        threads.elementwise(np.add, np.ones((3, 2)), np.ones((4, 2)))
+    wide = np.ones((2, 1)), np.ones((1, 3))  # a result larger than either operand splits
+    assert np.array_equal(threads.elementwise(np.add, *wide), np.full((2, 3), 2.0))
+
+
 def test_omp_num_threads_sets_the_budget_at_start():
     code = "import disttorch; print(disttorch.get_num_threads())"
     env = {**os.environ, "OMP_NUM_THREADS": "3", "PYTHONPATH": str(ROOT)}
@@ -508,6 +519,21 @@ def test_an_error_in_any_part_is_raised_after_all_parts_finish(split):
     assert done == [0]
     threads.parallel_for(2, lambda a, b: done.append(a), work=10)  # the pool still works
     assert sorted(done) == [0, 0, 1]
+
+
+def test_errors_a_split_does_not_raise_are_not_raised_by_the_next_one(split):
+    """The caller's own part (or its meanwhile work) failing first, or a second worker's part
+    failing after the first's, leaves no error behind for the next split to raise."""
+    disttorch.set_num_threads(3)
+
+    def part(a, b):
+        raise (ValueError if a == 0 else KeyError)(a)
+
+    with pytest.raises(ValueError):
+        threads.parallel_for(3, part, work=10)
+    with pytest.raises(ZeroDivisionError):
+        threads._budget.workers().run([(lambda a, b: None, 0, 1), (part, 1, 2)], meanwhile=lambda: 1 / 0)
+    threads.parallel_for(3, lambda a, b: None, work=10)  # raises nothing
 
 
 def test_numpy_error_state_reaches_the_parts(split):
@@ -770,6 +796,81 @@ def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
     for p in params:
         p.grad = disttorch.ones_like(p)
     assert len(_run_recorded(3, opt.step)) == 2 and _run_recorded(1, opt.step) == []
+
+
+def test_an_optimizer_step_too_small_for_two_threads_neither_splits_nor_cuts(monkeypatch):
+    """With the compiled momentum step an MLP's parameters (535k elements in six) update on
+    one thread, uncut (without numba its four passes split); 900k elements (once the state
+    exists) split, one parameter cut in two. (Adam, the GPT's 30 parameters: see below.)"""
+    from disttorch.optim import optimizer
+
+    cuts = []
+    real = optimizer._pieces
+    monkeypatch.setattr(optimizer, "_pieces", lambda *a: cuts.append(real(*a)) or cuts[-1])
+    before = disttorch.get_num_threads()
+    try:
+        for shapes in ([(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)], [(900_000,)]):
+            params = [disttorch.zeros(*s, requires_grad=True) for s in shapes]
+            for p in params:
+                p.grad = disttorch.ones_like(p)
+            opt = disttorch.optim.SGD(params, lr=0.1, momentum=0.9)
+            opt.step()  # (makes the state: a parameter is cut only once it has its state)
+            work = opt._update_units * sum(p.numel() for p in params)
+            splits = (
+                work - optimizer.PYTHON_UNITS_PER_PARAMETER * len(params) >= 2 * threads.MIN_PART_ELEMENTS
+            )
+            assert splits == (len(shapes) == 1 or opt._update_units == 4)
+            assert len(_run_recorded(2, opt.step)) == splits
+            assert len(cuts[-1]) == len(shapes) + splits
+    finally:
+        disttorch.set_num_threads(before)
+
+
+def test_a_step_over_many_small_parameters_stays_on_one_thread():
+    """Adam over the GPT's 30 parameters (430k elements) does not split: their Python, which
+    two threads run in turns, would outweigh the halved arithmetic; six of 89k do."""
+    before = disttorch.get_num_threads()
+    try:
+        for count, size, handed in ((30, 14_336, 0), (6, 89_000, 1)):
+            params = [disttorch.zeros(size, requires_grad=True) for _ in range(count)]
+            for p in params:
+                p.grad = disttorch.ones_like(p)
+            opt = disttorch.optim.Adam(params, lr=0.1)
+            opt.step()
+            assert len(_run_recorded(2, opt.step)) == handed
+    finally:
+        disttorch.set_num_threads(before)
+
+
+def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_products_run(split):
+    """``matmuls(..., meanwhile=)``: once, on the caller, whether the products split (then
+    before the workers' shares are waited for), run whole or fall back to Python parts; an
+    error in it comes after every product finished."""
+    rng = np.random.default_rng(4)
+    g, w, x = (rng.standard_normal(s, np.float32) for s in ((64, 32), (32, 48), (64, 48)))
+    products = [(g, w), (g.T, x)]
+    before = disttorch.get_num_threads()
+    try:
+        for n, compiled_parts in ((1, True), (2, True), (3, True), (2, False)):
+            seen = []
+            disttorch.set_num_threads(n)
+            if not compiled_parts:  # the Python parts' path
+                threads._budget.gemm, gemm = None, threads._budget.gemm
+            try:
+                got = threads.matmuls(products, meanwhile=lambda: seen.append(threading.current_thread()))
+            finally:
+                if not compiled_parts:
+                    threads._budget.gemm = gemm
+            assert seen == [threading.current_thread()]
+            np.testing.assert_allclose(got[0], g @ w, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(got[1], g.T @ x, rtol=1e-5, atol=1e-5)
+        disttorch.set_num_threads(2)
+        outs = [np.zeros((64, 48), np.float32), np.zeros((32, 48), np.float32)]
+        with pytest.raises(ZeroDivisionError):
+            threads.matmuls(products, outs, meanwhile=lambda: 1 / 0)
+        assert np.array_equal(outs[1], g.T @ x) and np.array_equal(outs[0], g @ w)  # both finished
+    finally:
+        disttorch.set_num_threads(before)
 
 
 def test_collate_stacks_on_several_threads_with_the_same_batch(split):

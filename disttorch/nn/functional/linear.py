@@ -118,11 +118,11 @@ class LinearGrad(Function):
         products = {"x": (ga, w._data)} if need_x else {}
         if need_w:
             products["w"] = (ga.T, xa)
-        grads = dict(zip(products, matmuls(list(products.values()))))  # side by side on the op's threads
+        bias: list = []  # (summed by this thread while the op's other threads finish the products)
+        meanwhile = (lambda: bias.append(column_sum(ga))) if need_b else None
+        grads = dict(zip(products, matmuls(list(products.values()), meanwhile=meanwhile)))  # side by side
         gx = grads["x"].reshape(x.shape) if need_x else None
-        gw = grads.get("w")
-        gb = column_sum(ga) if need_b else None
-        return gx, gw, gb
+        return gx, grads.get("w"), bias[0] if need_b else None
 
     @staticmethod
     def backward(ctx, ggx, ggw, ggb):
