@@ -1,4 +1,5 @@
-"""ReLU's kernel: ``max(x, 0)`` against cached rows of zeros. Measured by ``benchmarks/kernels.py``."""
+"""ReLU's kernels: ``max(x, 0)`` against cached rows of zeros, and its gradient as PyTorch's
+``threshold_backward``. Measured by ``benchmarks/kernels.py``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from .threads import elementwise, parallel_for
 
-__all__ = ["relu"]
+__all__ = ["relu", "relu_grad"]
 
 #: Length of the zero rows ``relu`` takes maxima against (64 KiB of float32: in L2 cache).
 _ZERO_ROW = 16384
@@ -57,3 +58,31 @@ def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     parallel_for(len(rows), lambda i, j: part(rows[i:j], zeros, out_rows[i:j]), work=n)
     part(src[whole:], zeros[: n - whole], dst[whole:])
     return out
+
+
+def relu_grad(g: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """ReLU's gradient as PyTorch's ``threshold_backward(g, out, 0)``: ``g`` where ``out`` is not
+    ``<= 0`` (a NaN output passes it), exactly +0.0 where it is, whatever ``g`` holds there (a
+    NaN or negative gradient of a unit that is off gives +0.0; ``g * (out > 0)`` gave NaN or
+    -0.0). Branch-free and as fast as that product: ``g``'s bits ANDed with words of all ones
+    (on) or zeros (off); split over the op's threads when large."""
+    word = np.dtype(f"u{g.dtype.itemsize}")
+    bits = g.view(word)
+    res = np.empty(out.shape, dtype=word)
+    if bits.shape == out.shape and bits.flags.c_contiguous and out.flags.c_contiguous:
+        flat_g, flat_out, flat_res = bits.reshape(-1), out.reshape(-1), res.reshape(-1)
+        parallel_for(
+            res.size,
+            lambda i, j: _keep_where_on(flat_g[i:j], flat_out[i:j], flat_res[i:j]),
+            work=2 * res.size,
+        )
+    else:
+        _keep_where_on(bits, out, res)
+    return res.view(g.dtype)
+
+
+def _keep_where_on(g_bits: np.ndarray, out: np.ndarray, res: np.ndarray) -> None:
+    """``res = g_bits & (all ones where out > 0 or NaN, else 0)``, in unsigned words."""
+    np.less_equal(out, 0, out=res)  # 1 where the unit is off
+    res -= 1  # off: 0; on: all ones (wrapped)
+    np.bitwise_and(g_bits, res, out=res)

@@ -45,6 +45,7 @@ from ..kernels.lerp import lerp as lerp_kernel
 from ..kernels.power import general_power
 from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
+from ..kernels.relu import relu_grad
 from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
@@ -983,7 +984,9 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * _const(_split(np.greater, ctx.out, 0))
+        if recording():  # differentiable again: PyTorch's threshold_backward as a masked_fill
+            return g.masked_fill(_const(_split(np.less_equal, ctx.out, 0)), 0)
+        return Tensor._make(relu_grad(g._data, ctx.out))
 
 
 class ReluInplace(Relu):

@@ -263,7 +263,33 @@ def test_relu_of_large_tensors_matches_numpy(shape, dtype):
         np.testing.assert_array_equal(dt.relu(t).numpy(), np.maximum(arr, 0))
     a = dt.tensor(x.astype(np.float64), requires_grad=True)
     dt.relu(a).sum().backward()
-    np.testing.assert_array_equal(a.grad.numpy(), (x > 0).astype(np.float64))
+    # PyTorch's threshold_backward passes the gradient unless the output is <= 0: NaN passes
+    np.testing.assert_array_equal(a.grad.numpy(), (~(x <= 0)).astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_relu_gradient_is_plus_zero_where_the_unit_is_off(dtype):
+    # a NaN or negative gradient of a unit that is off gives +0.0 (g * mask gave NaN and -0.0);
+    # a NaN output passes its gradient; a -0.0 gradient of a unit that is on stays -0.0
+    x = [-1.0, 2.0, -3.0, 0.0, math.nan, -0.0, 5.0]
+    g = [-5.0, 1.0, math.nan, -2.0, 3.0, -1.0, -0.0]
+    want = np.array([0.0, 1.0, 0.0, 0.0, 3.0, 0.0, -0.0], dtype=np.float32)[:, None]
+    for cols in (1, 9000):  # the second splits over the op's threads
+        a = dt.tensor(np.repeat(np.array(x)[:, None], cols, 1), dtype=getattr(dt, dtype), requires_grad=True)
+        dt.relu(a).backward(dt.tensor(np.repeat(np.array(g)[:, None], cols, 1), dtype=getattr(dt, dtype)))
+        got = a.grad.float().numpy()
+        np.testing.assert_array_equal(got, np.broadcast_to(want, got.shape))
+        np.testing.assert_array_equal(np.signbit(got), np.broadcast_to(np.signbit(want), got.shape))
+
+
+def test_relu_gradient_recorded_is_differentiable_again():
+    a = leaf([-1.0, 2.0, 3.0])
+    g = leaf([1.0, -2.0, math.nan])
+    (ga,) = dt.autograd.grad(dt.relu(a), a, g, create_graph=True)
+    ga.sum().backward()
+    np.testing.assert_array_equal(ga.detach().numpy(), [0.0, -2.0, math.nan])
+    np.testing.assert_array_equal(g.grad.numpy(), [0.0, 1.0, 1.0])
+    assert gradgradcheck(dt.relu, (leaf([-1.5, 0.5, 2.0]),))
 
 
 def test_broadcast_error_names_both_sizes():
