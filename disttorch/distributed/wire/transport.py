@@ -50,7 +50,10 @@ Liveness
     heartbeats (every 0.5 s, 2.5 s timeout) catch peers that are frozen (SIGSTOP), cut off
     or whose host vanished without closing its sockets; a reconnection counts only once its
     new handshake succeeds, which a frozen or dead process never finishes. A killed, frozen
-    or cut-off process is therefore reported by every survivor within about 3.5 seconds.
+    or cut-off process is therefore reported by every survivor within about 3.5 seconds. A
+    link that comes back within the grace is ridden out: the peer's new connection takes over
+    its routing id on our ROUTER (``ROUTER_HANDOVER``) even while the old one lingers there,
+    and a message lost with the old one fails the message-number check.
 
 Threading: after construction a Transport is used by one thread at a time (whichever holds
 its group's execution lock); ZeroMQ sockets are not thread-safe.
@@ -276,6 +279,10 @@ class Transport:
         ctx = _shared_context()
         self._router = new_socket(ctx, zmq.ROUTER)
         self._tune(self._router)
+        # A peer's new connection takes over its routing id from the old one, which this side
+        # may not have dropped yet (a link that came back after the peer's heartbeat timed out):
+        # without this, the new connection waits unread behind the dead one, and so does the job.
+        self._router.setsockopt(zmq.ROUTER_HANDOVER, 1)
         auth.configure_server(self._router, self._secret, encrypt=self._encrypt)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
         endpoints = {"host": _host_key(), "pid": os.getpid(), "pidns": _pid_namespace()}
