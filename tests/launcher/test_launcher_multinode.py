@@ -193,3 +193,22 @@ def test_an_agent_waiting_for_nodes_says_which_while_it_waits(monkeypatch):
         agent._wait_for_nodes(["attempt0/nproc/1", "attempt0/nproc/2"])
     assert 2 <= len(said) <= 3, said
     assert said[0].startswith("waiting for node(s) 1, 2 to join (0 s of --join-timeout 0.35 s): is ")
+
+
+def test_a_lost_agents_store_is_named_once(monkeypatch):
+    # the store lost (its host cut off): every later store operation of the agent fails the same
+    # way, each after the store's reconnect grace; the summary needs the reason once, not three times
+    from disttorch.launcher import agent as agent_module
+    from disttorch.launcher.cli import LaunchConfig
+
+    said = []
+    monkeypatch.setattr(agent_module, "say", said.append)
+    agent = object.__new__(agent_module.Agent)
+    agent.config = LaunchConfig("x.py", [], nnodes=2, master_addr=MASTER, master_port=29500)
+    agent._store_failed = False
+
+    def lost():
+        raise ConnectionError("lost the connection to the store")
+
+    assert agent._try(lost) is None and agent._try(lost) is None
+    assert said == [f"the agents' store at {MASTER}:29500 failed: lost the connection to the store"]

@@ -413,7 +413,7 @@ class TCPStore(Store):
                 raise DistNetworkError(
                     f"lost the connection to the store at {self._where} during {command.name} and could not "
                     f"reconnect within {DISCONNECT_GRACE_S:g} s: the process hosting it (rank 0, or the "
-                    "launcher's agent) has probably exited"
+                    "launcher's agent) has probably exited, or the network to its host is down"
                 )
             ready = dict(self._poller.poll(max(1, int(min(deadline - now, 0.5) * 1000))))
             if self._interrupted in ready:
