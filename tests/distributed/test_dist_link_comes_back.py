@@ -1,9 +1,12 @@
 """A link that goes silent past one side's heartbeat timeout and comes back while the other side
 still holds the old connection (a network partition healed after ~2.7 s): the sender's new
 connection must carry the job on. It waited unread behind the dead one on the receiver's
-ROUTER, and two live ranks stalled in their next barrier until the timeout."""
+ROUTER, and two live ranks stalled in their next barrier until the timeout. A message lost
+with the dropped connection fails both ranks saying so (it read as a bare gap in the numbers)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -16,6 +19,7 @@ def _silent_link_then_barrier(rank, world_size):
     import threading
     import time
 
+    import disttorch as torch
     import disttorch.distributed as dist
     from disttorch.distributed.store import tcp_store
     from disttorch.distributed.wire import transport
@@ -66,12 +70,34 @@ def _silent_link_then_barrier(rank, world_size):
     started = time.monotonic()
     dist.barrier()
     waited = time.monotonic() - started
-    dist.destroy_process_group()
-    return waited
+    # now a message sent while the link is silent: lost with the connection that is dropped
+    token = torch.zeros(1)
+    try:
+        if rank == 1:
+            silent.set()
+            dist.send(token, dst=0)  # over rank 1's own connection, which is not silenced
+            time.sleep(1.6)
+            silent.clear()
+            dist.recv(token, src=0)
+        else:
+            dist.recv(token, src=1)
+            dist.send(token, dst=1)
+            time.sleep(1.6)
+            dist.recv(token, src=1)  # pumps: the reconnection is announced to rank 1
+        lost = "nothing lost"
+    except dist.DistError as e:
+        lost = f"{type(e).__name__}: {e}"
+    return waited, lost
 
 
 @pytest.mark.timeout(60)
-def test_a_link_that_came_back_carries_the_next_collective():
+def test_a_link_that_came_back_carries_the_next_collective_and_names_what_it_lost():
     env = {"DISTTORCH_SAME_HOST_TRANSPORT": "tcp", "DISTTORCH_SHM": "0", "DISTTORCH_TIMEOUT": "8"}
-    waited = run_ranks(_silent_link_then_barrier, 2, env=env, timeout=45)
-    assert max(waited) < 3, waited
+    results = run_ranks(_silent_link_then_barrier, 2, env=env, timeout=45)
+    assert max(waited for waited, _ in results) < 3, results
+    lost = results[1][1]
+    assert "stream from rank 0 to rank 1 is damaged" in lost, lost
+    assert re.search(
+        r"the connection dropped and came back, and \d message\(s\) sent over it were lost", lost
+    ), lost
+    assert "rank 1" in results[0][1], results[0][1]  # rank 0 hears of it too

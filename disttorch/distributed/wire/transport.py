@@ -233,6 +233,7 @@ class _Peer:
         self.disconnected_at: float | None = None
         self.said_bye = False
         self.declared_dead = False  # another rank reported it dead
+        self.reconnected = False  # our connection to it dropped and came back
         self.auth_failure: str | None = None
 
 
@@ -579,11 +580,7 @@ class Transport:
             return None
         expected = self._links_received[header.sender]
         if header.link != expected:
-            raise self._damaged(
-                identity.bytes,
-                f"message {header.link} arrived where message {expected} was expected (a message "
-                "was lost, duplicated or reordered)",
-            )
+            raise self._damaged(identity.bytes, self._out_of_turn(header, expected))
         self._links_received[header.sender] = (expected + 1) % LINK_MODULUS
         if nbytes != header.nbytes:
             raise self._damaged(
@@ -606,6 +603,19 @@ class Transport:
             "or 1 (CURVE authenticates every byte)"
         )
 
+    def _out_of_turn(self, header: wire.Header, expected: int) -> str:
+        """What a message numbered other than ``expected`` shows: messages lost with a connection
+        that came back (the sender's SYNC says so, or ours to it came back too), or a damage."""
+        said = f"message {header.link} arrived where message {expected} was expected"
+        lost = (header.link - expected) % LINK_MODULUS
+        if lost < LINK_MODULUS // 2 and (header.kind == wire.SYNC or self._peers[header.sender].reconnected):
+            return (
+                f"{said}: the connection dropped and came back, and {lost} message(s) sent over it were "
+                f"lost (a link silent for longer than the {HEARTBEAT_TIMEOUT_MS / 1000:g} s heartbeat "
+                "timeout, as in a network outage, is dropped with what it carried)"
+            )
+        return f"{said} (a message was lost, duplicated or reordered)"
+
     # ------------------------------------------------------------------ liveness
     def _on_monitor(self, p: _Peer) -> None:
         while p.monitor.poll(0):
@@ -614,6 +624,7 @@ class Transport:
                 if p.connected:  # a new connection: tell the peer how many messages it should have
                     sync = wire.Header(wire.SYNC, self.group_id, 0, 0, 0, 0, -1, -1, 0, self.rank, 0)
                     p.dealer.send_multipart([self._header_frame(p.rank, sync), b""])
+                    p.reconnected = True
                 p.connected, p.disconnected_at = True, None
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
                 p.disconnected_at = p.disconnected_at or time.monotonic()
