@@ -605,10 +605,13 @@ class Transport:
 
     def _out_of_turn(self, header: wire.Header, expected: int) -> str:
         """What a message numbered other than ``expected`` shows: messages lost with a connection
-        that came back (the sender's SYNC says so, or ours to it came back too), or a damage."""
+        that came back (the sender's SYNC says so, or ours to it dropped too), or a damage."""
         said = f"message {header.link} arrived where message {expected} was expected"
         lost = (header.link - expected) % LINK_MODULUS
-        if lost < LINK_MODULUS // 2 and (header.kind == wire.SYNC or self._peers[header.sender].reconnected):
+        peer = self._peers[header.sender]
+        self._on_monitor(peer)  # whether our connection to it dropped too, as a silent link drops both
+        dropped = peer.reconnected or peer.disconnected_at is not None
+        if lost < LINK_MODULUS // 2 and (header.kind == wire.SYNC or dropped):
             return (
                 f"{said}: the connection dropped and came back, and {lost} message(s) sent over it were "
                 f"lost (a link silent for longer than the {HEARTBEAT_TIMEOUT_MS / 1000:g} s heartbeat "
