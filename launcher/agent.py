@@ -60,6 +60,7 @@ class Agent:
         self.signal: Optional[int] = None
         self.hurry = threading.Event()  # a second signal: skip the grace period
         self._workers_running = False
+        self._store_failed = False  # said once: every later store operation fails the same way
         self._run_dir = reaper.make_run_dir()
         self._log_root = config.log_dir
         wants_logs = any(config.redirects.values()) or any(config.tee.values())
@@ -289,11 +290,14 @@ class Agent:
             time.sleep(0.02)
 
     def _try(self, fn: Callable[[], T]) -> Optional[T]:
-        """Run a store operation; on error say so and return ``None`` (the store may be gone)."""
+        """Run a store operation; on error say so (the first time) and return ``None`` (the
+        store may be gone)."""
         try:
             return fn()
         except Exception as exc:  # noqa: BLE001 - any store failure means: the other nodes are unreachable
-            say(f"the agents' store at {self.config.master_addr}:{self.config.master_port} failed: {exc}")
+            if not self._store_failed:
+                say(f"the agents' store at {self.config.master_addr}:{self.config.master_port} failed: {exc}")
+            self._store_failed = True
             return None
 
     # ------------------------------------------------------------------ workers

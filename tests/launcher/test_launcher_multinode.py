@@ -218,3 +218,22 @@ def test_node_0_on_a_machine_that_is_not_master_addr_says_to_give_the_node_rank(
             assert notes[0].startswith(f"--master-addr {addr} is not this machine, yet this node is node 0")
             assert f"start it with its own --node-rank ({others} disttorch-launch numbers" in notes[0]
     assert notes == [] and said[0] == f"node 0 of {nnodes}: hosting the agents' store at {MASTER}:29500"
+
+
+def test_a_lost_agents_store_is_named_once(monkeypatch):
+    # the store lost (its host cut off): every later store operation of the agent fails the same
+    # way, each after the store's reconnect grace; the summary needs the reason once, not three times
+    from disttorch.launcher import agent as agent_module
+    from disttorch.launcher.cli import LaunchConfig
+
+    said = []
+    monkeypatch.setattr(agent_module, "say", said.append)
+    agent = object.__new__(agent_module.Agent)
+    agent.config = LaunchConfig("x.py", [], nnodes=2, master_addr=MASTER, master_port=29500)
+    agent._store_failed = False
+
+    def lost():
+        raise ConnectionError("lost the connection to the store")
+
+    assert agent._try(lost) is None and agent._try(lost) is None
+    assert said == [f"the agents' store at {MASTER}:29500 failed: lost the connection to the store"]

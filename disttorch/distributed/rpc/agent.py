@@ -180,6 +180,9 @@ class Agent:
         router = new_socket(context, zmq.ROUTER)
         _configure(router)
         router.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        # a worker's new connection takes over its routing id from one this side has not dropped
+        # yet (a link back from an outage): else its requests, and the replies, wait behind the dead one
+        router.setsockopt(zmq.ROUTER_HANDOVER, 1)
         auth.configure_server(router, secret, encrypt=auth.encrypt_connections_at(host))
         router.bind(f"tcp://{host}:*")
         return context, router, router.getsockopt(zmq.LAST_ENDPOINT).decode()

@@ -7,9 +7,10 @@ to a request the client already gave up on is recognised and discarded.
 
 A connection that drops and comes back while a request waits may have lost it (the
 server that took it may be gone, and a new one on the same port never saw it): a request
-that is safe to repeat (``HELLO``, ``SET``, ``GET``, ``CHECK``, ``WAIT``, ``NUM_KEYS``) is sent
-again; any other raises. A new client's ``HELLO`` that a retiring server turns away (see
-:meth:`StoreServer.retire`) is repeated until the store replacing it answers.
+that is safe to repeat (``HELLO``, ``SET``, ``GET``, ``CHECK``, ``WAIT``, ``NUM_KEYS``, and an
+``ADD`` of 0, which reads a counter) is sent again; any other raises. A new client's ``HELLO``
+that a retiring server turns away (see :meth:`StoreServer.retire`) is repeated until the
+store replacing it answers.
 """
 
 from __future__ import annotations
@@ -242,7 +243,8 @@ class TCPStore(Store):
         return _single(payload, "GET")
 
     def add(self, key: Key, amount: int) -> int:
-        _, payload = self._request(Command.ADD, _key(key), protocol.pack_i64(int(amount)))
+        amount = int(amount)  # 0 reads the counter: safe to repeat over a connection that came back
+        _, payload = self._request(Command.ADD, _key(key), protocol.pack_i64(amount), repeatable=amount == 0)
         return protocol.unpack_i64(_single(payload, "ADD"), "ADD reply")
 
     def append(self, key: Key, value: Value) -> None:
@@ -306,13 +308,19 @@ class TCPStore(Store):
         return protocol.pack_i64(max(0, milliseconds))
 
     def _request(
-        self, command: Command, *args: bytes, wait: timedelta | None = None, connecting: bool = False
+        self,
+        command: Command,
+        *args: bytes,
+        wait: timedelta | None = None,
+        connecting: bool = False,
+        repeatable: bool = False,
     ) -> tuple[Status, list[bytes]]:
         """Send one request and return (status, payload) of its reply; raise on ERROR or no reply.
 
         ``wait`` is how long the server may hold the request (get/wait); the client
         gives the server that plus a grace period, or the store timeout for others.
         ``connecting`` marks the first request, whose timeout means "never reached".
+        ``repeatable`` marks a request safe to send again beyond the commands that always are.
         """
         patience = wait.total_seconds() + _REPLY_GRACE_S if wait is not None else self.timeout.total_seconds()
         with self._lock:
@@ -322,7 +330,8 @@ class TCPStore(Store):
             self._socket.sndtimeo = max(1, int(patience * 1000))
             frames = protocol.encode_request(command, request_id, *args)
             self._send(command, frames, patience)
-            status, payload = self._await_reply(command, request_id, patience, connecting, frames)
+            repeatable = repeatable or command in _REPEATABLE
+            status, payload = self._await_reply(command, request_id, patience, connecting, frames, repeatable)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
             if message.startswith(AUTH_ERROR_PREFIX):
@@ -360,7 +369,13 @@ class TCPStore(Store):
                 self._watcher.check()
 
     def _await_reply(
-        self, command: Command, request_id: int, patience: float, connecting: bool, frames: list[bytes]
+        self,
+        command: Command,
+        request_id: int,
+        patience: float,
+        connecting: bool,
+        frames: list[bytes],
+        repeatable: bool,
     ) -> tuple[Status, list[bytes]]:
         """Wait up to ``patience`` seconds for the reply to ``request_id`` (lock held).
 
@@ -398,7 +413,7 @@ class TCPStore(Store):
                 raise DistNetworkError(
                     f"lost the connection to the store at {self._where} during {command.name} and could not "
                     f"reconnect within {DISCONNECT_GRACE_S:g} s: the process hosting it (rank 0, or the "
-                    "launcher's agent) has probably exited"
+                    "launcher's agent) has probably exited, or the network to its host is down"
                 )
             ready = dict(self._poller.poll(max(1, int(min(deadline - now, 0.5) * 1000))))
             if self._interrupted in ready:
@@ -407,20 +422,21 @@ class TCPStore(Store):
                 self._watcher.check()
                 if self._watcher.handshakes > max(handshakes, 1):
                     handshakes = self._watcher.handshakes
-                    self._repeat(command, frames)
+                    self._repeat(command, frames, repeatable)
             if self._socket in ready:
                 reply = self._receive(request_id)
                 if reply is not None:
                     return reply
 
-    def _repeat(self, command: Command, frames: list[bytes]) -> None:
+    def _repeat(self, command: Command, frames: list[bytes], repeatable: bool) -> None:
         """The connection came back while ``command`` waited: the server may never have seen
         it (a new server on the same port), so send it again, or raise if repeating is unsafe."""
-        if command not in _REPEATABLE:
+        if not repeatable:
             raise DistNetworkError(
                 f"the connection to the store at {self._where} dropped during {command.name} and "
-                "came back: the store may have restarted (its process re-initialised?), and "
-                f"{command.name} may or may not have been applied"
+                "came back (the network between them was down for longer than the "
+                f"{protocol.HEARTBEAT_TIMEOUT_MS / 1000:g} s heartbeat timeout, or the store restarted), "
+                f"and {command.name} may or may not have been applied"
             )
         self._socket.send_multipart(frames)
 

@@ -50,7 +50,10 @@ Liveness
     heartbeats (every 0.5 s, 2.5 s timeout) catch peers that are frozen (SIGSTOP), cut off
     or whose host vanished without closing its sockets; a reconnection counts only once its
     new handshake succeeds, which a frozen or dead process never finishes. A killed, frozen
-    or cut-off process is therefore reported by every survivor within about 3.5 seconds.
+    or cut-off process is therefore reported by every survivor within about 3.5 seconds. A
+    link that comes back within the grace is ridden out: the peer's new connection takes over
+    its routing id on our ROUTER (``ROUTER_HANDOVER``) even while the old one lingers there,
+    and a message lost with the old one fails the message-number check.
 
 Threading: after construction a Transport is used by one thread at a time (whichever holds
 its group's execution lock); ZeroMQ sockets are not thread-safe.
@@ -230,6 +233,7 @@ class _Peer:
         self.disconnected_at: float | None = None
         self.said_bye = False
         self.declared_dead = False  # another rank reported it dead
+        self.reconnected = False  # our connection to it dropped and came back
         self.auth_failure: str | None = None
 
 
@@ -276,6 +280,10 @@ class Transport:
         ctx = _shared_context()
         self._router = new_socket(ctx, zmq.ROUTER)
         self._tune(self._router)
+        # A peer's new connection takes over its routing id from the old one, which this side
+        # may not have dropped yet (a link that came back after the peer's heartbeat timed out):
+        # without this, the new connection waits unread behind the dead one, and so does the job.
+        self._router.setsockopt(zmq.ROUTER_HANDOVER, 1)
         auth.configure_server(self._router, self._secret, encrypt=self._encrypt)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
         endpoints = {"host": _host_key(), "pid": os.getpid(), "pidns": _pid_namespace()}
@@ -572,11 +580,7 @@ class Transport:
             return None
         expected = self._links_received[header.sender]
         if header.link != expected:
-            raise self._damaged(
-                identity.bytes,
-                f"message {header.link} arrived where message {expected} was expected (a message "
-                "was lost, duplicated or reordered)",
-            )
+            raise self._damaged(identity.bytes, self._out_of_turn(header, expected))
         self._links_received[header.sender] = (expected + 1) % LINK_MODULUS
         if nbytes != header.nbytes:
             raise self._damaged(
@@ -599,6 +603,22 @@ class Transport:
             "or 1 (CURVE authenticates every byte)"
         )
 
+    def _out_of_turn(self, header: wire.Header, expected: int) -> str:
+        """What a message numbered other than ``expected`` shows: messages lost with a connection
+        that came back (the sender's SYNC says so, or ours to it dropped too), or a damage."""
+        said = f"message {header.link} arrived where message {expected} was expected"
+        lost = (header.link - expected) % LINK_MODULUS
+        peer = self._peers[header.sender]
+        self._on_monitor(peer)  # whether our connection to it dropped too, as a silent link drops both
+        dropped = peer.reconnected or peer.disconnected_at is not None
+        if lost < LINK_MODULUS // 2 and (header.kind == wire.SYNC or dropped):
+            return (
+                f"{said}: the connection dropped and came back, and {lost} message(s) sent over it were "
+                f"lost (a link silent for longer than the {HEARTBEAT_TIMEOUT_MS / 1000:g} s heartbeat "
+                "timeout, as in a network outage, is dropped with what it carried)"
+            )
+        return f"{said} (a message was lost, duplicated or reordered)"
+
     # ------------------------------------------------------------------ liveness
     def _on_monitor(self, p: _Peer) -> None:
         while p.monitor.poll(0):
@@ -607,6 +627,7 @@ class Transport:
                 if p.connected:  # a new connection: tell the peer how many messages it should have
                     sync = wire.Header(wire.SYNC, self.group_id, 0, 0, 0, 0, -1, -1, 0, self.rank, 0)
                     p.dealer.send_multipart([self._header_frame(p.rank, sync), b""])
+                    p.reconnected = True
                 p.connected, p.disconnected_at = True, None
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
                 p.disconnected_at = p.disconnected_at or time.monotonic()
