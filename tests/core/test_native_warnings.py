@@ -208,3 +208,25 @@ def test_numba_holding_its_lock_keeps_the_record_of_shown_warnings():
             guard.on_end(None)
             warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
             assert len(caught) == shown
+
+
+def test_a_kernel_builder_keeps_the_record_of_shown_warnings(monkeypatch):
+    # numba.vectorize (a module of loops imported by a builder) sets and restores filters
+    # outside numba's compiler lock: a DataLoader's warning shown before the first compiled
+    # kernel was shown again after it, where PyTorch shows it once
+    from disttorch.kernels import jit
+
+    def build():
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "unrelated")
+        return "loops"
+
+    monkeypatch.setenv("DISTTORCH_JIT", "1")
+    monkeypatch.setattr(jit, "_built", {})
+    seen: dict = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
+        assert jit.compiled(build) == "loops"
+        warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
+    assert len(caught) == 1
