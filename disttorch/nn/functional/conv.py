@@ -37,6 +37,7 @@ from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.saved_fields import saved
 from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
@@ -261,6 +262,14 @@ class ConvNd(Function):
     def backward(ctx, grad):
         (weight,) = ctx._checked_saved()
         (input,) = ctx.inputs
+        if _recorded(grad):
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            return (
+                ConvTransposeNd.apply(grad, weight, None, ctx.geo, ctx.padded_shape) if need_x else None,
+                ConvWeightGrad.apply(input, grad, weight.shape, ctx.geo) if need_w else None,
+                _bias_grad(grad, ctx.geo) if need_b else None,
+                None,
+            )
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             parts = [ConvNd.apply(tx, weight, None, ctx.geo)] if tx is not None else []
@@ -278,6 +287,51 @@ class ConvNd(Function):
             batched=lambda g: _conv_backward_batched(ctx, weight, g),
         )
         return gx, gw, gb, None
+
+
+def _recorded(grad: Tensor) -> bool:
+    """Whether a (transposed) convolution's backward is recorded (``create_graph=True``): its
+    gradients are then (transposed) convolutions of tensors, differentiable again in every
+    argument (a gradient penalty's second derivative), instead of one NumPy node."""
+    return is_grad_enabled() and type(grad) is Tensor
+
+
+def _bias_grad(grad: Tensor, geo: _Geometry) -> Tensor:
+    """The bias gradient, recorded: ``grad`` summed over all but its channel dim."""
+    channel = 0 if geo.unbatched else 1
+    return grad.sum([d for d in range(grad.dim()) if d != channel])
+
+
+class ConvWeightGrad(Function):
+    """The weight gradient of the convolution of ``input`` (its input) whose output
+    gradient is ``grad``, as an op (a recorded backward): bilinear, its derivatives are the
+    convolution's input gradient (a transposed convolution of ``grad``) and the convolution
+    of ``input``, each by the incoming weight-shaped gradient."""
+
+    _raw = True
+    _node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, input, grad, w_shape, geo):
+        x, g = (input._data, grad._data) if not geo.unbatched else (input._data[None], grad._data[None])
+        groups, kernel = geo.groups, tuple(w_shape[2:])
+        probe = np.zeros((groups, x.shape[1] // groups) + kernel, x.dtype)  # one cheap output per group
+        cols = _conv_columns.conv(x, probe, geo)[1]
+        ctx.save_for_backward(input, grad)
+        ctx.geo = geo
+        ctx.padded_shape = x.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], geo.pads))
+        return _conv_columns.weight_grad(g, cols, tuple(w_shape), groups)
+
+    @staticmethod
+    def backward(ctx, tangent):
+        input, grad = ctx._checked_saved()
+        need_x, need_g = ctx.needs_input_grad[:2]
+        return (
+            ConvTransposeNd.apply(grad, tangent, None, ctx.geo, ctx.padded_shape) if need_x else None,
+            ConvNd.apply(input, tangent, None, ctx.geo) if need_g else None,
+            None,
+            None,
+        )
 
 
 def _bilinear_jvp(parts: list, tb: Tensor | None, like: Tensor, geo: _Geometry) -> Tensor:
@@ -463,6 +517,15 @@ class ConvTransposeNd(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx._checked_saved()
+        if _recorded(grad):
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            return (
+                ConvNd.apply(grad, weight, None, ctx.geo) if need_x else None,
+                ConvWeightGrad.apply(grad, input, weight.shape, ctx.geo) if need_w else None,
+                _bias_grad(grad, ctx.geo) if need_b else None,
+                None,
+                None,
+            )
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             parts = (
