@@ -37,12 +37,11 @@ from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.saved_fields import saved
 from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
 from ._channels_last import keeps_channels_last
-from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
+from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward, recorded
 
 __all__ = [
     "conv1d",
@@ -262,7 +261,7 @@ class ConvNd(Function):
     def backward(ctx, grad):
         (weight,) = ctx._checked_saved()
         (input,) = ctx.inputs
-        if _recorded(grad):
+        if recorded(grad):  # (transposed) convolutions of tensors
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             return (
                 ConvTransposeNd.apply(grad, weight, None, ctx.geo, ctx.padded_shape) if need_x else None,
@@ -287,13 +286,6 @@ class ConvNd(Function):
             batched=lambda g: _conv_backward_batched(ctx, weight, g),
         )
         return gx, gw, gb, None
-
-
-def _recorded(grad: Tensor) -> bool:
-    """Whether a (transposed) convolution's backward is recorded (``create_graph=True``): its
-    gradients are then (transposed) convolutions of tensors, differentiable again in every
-    argument (a gradient penalty's second derivative), instead of one NumPy node."""
-    return is_grad_enabled() and type(grad) is Tensor
 
 
 def _bias_grad(grad: Tensor, geo: _Geometry) -> Tensor:
@@ -517,7 +509,7 @@ class ConvTransposeNd(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx._checked_saved()
-        if _recorded(grad):
+        if recorded(grad):  # (transposed) convolutions of tensors
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             return (
                 ConvNd.apply(grad, weight, None, ctx.geo) if need_x else None,
