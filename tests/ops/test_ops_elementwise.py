@@ -757,3 +757,24 @@ def test_refusals_and_conversions_as_pytorch(torch):
 
     for name, call in REFUSED_OR_CONVERTED.items():
         assert answer(dt, call) == answer(torch, call), name
+
+
+def _unit_dim_strides(lib) -> list:
+    image = np.arange(5 * 6 * 3, dtype=np.float32).reshape(5, 6, 3).transpose(2, 0, 1)
+    x = lib.from_numpy(image).unsqueeze(0)  # (1, 3, 5, 6), N's stride 3: not channels-last
+    mask = lib.ones(1, 1, 5, 6)
+    y = x * mask
+    conv = lib.nn.functional.conv2d(y, lib.ones(2, 3, 3, 3))
+    return [y.stride(), (x - 1).stride(), (mask * x).stride(), conv.stride(), conv.view(1, -1).shape[1]]
+
+
+def test_broadcast_results_place_size_one_dims_as_tensor_iterator():
+    # NumPy put the N of an HWC image transposed and unsqueezed outermost, making it
+    # channels-last: a convolution then kept NHWC and a later .view(N, -1) failed
+    got = _unit_dim_strides(dt)
+    assert got[:2] == [(3, 1, 18, 3), (3, 1, 18, 3)] and got[4] == 24
+
+
+@pytest.mark.parity
+def test_broadcast_result_strides_as_pytorch(torch):
+    assert _unit_dim_strides(dt) == _unit_dim_strides(torch)
