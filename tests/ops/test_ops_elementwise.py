@@ -778,3 +778,37 @@ def test_broadcast_results_place_size_one_dims_as_tensor_iterator():
 @pytest.mark.parity
 def test_broadcast_result_strides_as_pytorch(torch):
     assert _unit_dim_strides(dt) == _unit_dim_strides(torch)
+
+
+_LAYOUT_KEEPING = {
+    "sigmoid": lambda lib, t: lib.sigmoid(t),
+    "square": lambda lib, t: t**2,
+    "cube": lambda lib, t: t**3,
+    "inverse": lambda lib, t: t**-1,
+    "elu": lambda lib, t: lib.nn.functional.elu(t),
+    "selu": lambda lib, t: lib.nn.functional.selu(t),
+    "silu": lambda lib, t: lib.nn.functional.silu(t),
+    "gelu": lambda lib, t: lib.nn.functional.gelu(t),
+    "gelu_tanh": lambda lib, t: lib.nn.functional.gelu(t, approximate="tanh"),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pointwise_kernels_keep_a_channels_last_layout(dtype):
+    # their kernels walked the input flat in C order and returned C order: a dropout after
+    # them then drew its mask in another order than PyTorch's (PixelSNAIL's ELU)
+    x = dt.rand(2, 4, 3, 5, dtype=getattr(dt, dtype)).to(memory_format=dt.channels_last) + 0.1
+    for name, op in _LAYOUT_KEEPING.items():
+        out = op(dt, x)
+        assert out.is_contiguous(memory_format=dt.channels_last), name
+        # (float32 bits may differ: as PyTorch, vector blocks follow the memory order)
+        np.testing.assert_allclose(out.numpy(), op(dt, x.contiguous()).numpy(), rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.parity
+def test_pointwise_kernel_layouts_as_pytorch(torch):
+    def strides(lib):
+        x = lib.rand(2, 4, 3, 5).to(memory_format=lib.channels_last) + 0.1
+        return [op(lib, x).stride() for op in _LAYOUT_KEEPING.values()]
+
+    assert strides(dt) == strides(torch)
