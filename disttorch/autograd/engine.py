@@ -385,11 +385,17 @@ def _run_node_pre_hooks(node: Node, grads: list) -> list:
 
 def _run_node_hooks(node: Node, in_grads: tuple, grads: list) -> tuple:
     """The node's own hooks (``Node.register_hook``), after its backward: each may replace
-    the input gradients."""
+    the input gradients. A hook sees those of PyTorch's tensor inputs only (one per entry of
+    ``next_functions``: a convolution's input, weight and bias, not its geometry)."""
+    hidden = node._unlisted
+    listed = [i for i in range(len(in_grads)) if i not in hidden]
     for hook in list(node._node_hooks):
-        out = hook(tuple(in_grads), tuple(grads))
+        out = hook(tuple(in_grads[i] for i in listed), tuple(grads))
         if out is not None:
-            in_grads = tuple(_checked_hook_result(hook, out, len(in_grads)))
+            new = list(in_grads)
+            for i, g in zip(listed, _checked_hook_result(hook, out, len(listed))):
+                new[i] = g
+            in_grads = tuple(new)
     return in_grads
 
 

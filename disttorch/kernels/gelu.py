@@ -24,6 +24,7 @@ import numpy as np
 
 from .erf import erf
 from .jit import compiled
+from .tensor_iterator import in_memory_order
 from .threads import map_rows, parallel_for
 
 __all__ = ["gelu_with_derivative", "gelu_tanh_with_derivative"]
@@ -127,11 +128,11 @@ def gelu_with_derivative(x: np.ndarray, with_derivative: bool) -> tuple:
     """``(x * Phi(x), Phi(x) + x phi(x) or None)`` in ``x``'s dtype: exact GELU and, when
     asked, its derivative (computed alongside, while the block is in cache)."""
     if x.dtype != np.float64:
-        return _gelu_float32(x, with_derivative)
-    return _by_rows(_gelu_float64, x, with_derivative)
+        return in_memory_order(_gelu_float32, x, with_derivative)
+    return in_memory_order(_by_rows, x, _gelu_float64, with_derivative)
 
 
-def _by_rows(kernel: Callable, x: np.ndarray, with_derivative: bool) -> tuple:
+def _by_rows(x: np.ndarray, kernel: Callable, with_derivative: bool) -> tuple:
     """``kernel(x, with_derivative)`` over the flat ``x``, split over the op's threads."""
     flat = np.ascontiguousarray(x).reshape(-1)
     parts = map_rows(
@@ -157,7 +158,7 @@ _TANH_K = 0.044715
 def gelu_tanh_with_derivative(x: np.ndarray, with_derivative: bool) -> tuple:
     """``0.5 x (1 + tanh(u))`` and (when asked, else ``None``) its derivative
     ``0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) u'``, in ``x``'s dtype."""
-    return _by_rows(_gelu_tanh, x, with_derivative)
+    return in_memory_order(_by_rows, x, _gelu_tanh, with_derivative)
 
 
 def _gelu_tanh(x: np.ndarray, with_derivative: bool) -> tuple:

@@ -44,7 +44,7 @@ def compiled(build: Callable[[], Any]) -> Any:
     if os.environ.get("DISTTORCH_JIT", "1") == "0":
         return None
     if build not in _built:
-        with fork_waits():
+        with fork_waits(), _warnings_kept_shown():
             _built[build] = _build(build)
     return _built[build]
 
@@ -135,46 +135,70 @@ def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
     return numba.njit(cache=True, nogil=True, fastmath=fastmath, error_model=error_model)
 
 
+class _WarningsKeptShown:
+    """numba's compiler, its cache loader and its ufunc builder (``numba.vectorize``) leave
+    many ``warnings.catch_warnings`` blocks, and Python forgets at each which warnings it
+    already showed (the ``default`` action's once per line): a kernel compiled or a module of
+    loops imported in the middle of a program would show the program's warnings again, where
+    PyTorch shows them once. Inside this scope (numba's compiler lock held, a builder
+    running) restoring the filters on leaving such a block is not counted as a change of
+    them; filters that differ when the last scope ends (a lasting change) still are."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # scopes entered and not left, on any thread
+        self.saved: list = []
+        self.filters: list = []
+        self.lock = threading.Lock()
+        self.names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(warnings, n)]
+
+    def enter(self) -> None:
+        with self.lock:
+            if self.depth == 0:
+                self.saved = [getattr(warnings, n) for n in self.names]
+                self.filters = list(warnings.filters)
+                for n in self.names:
+                    setattr(warnings, n, _unchanged)
+            self.depth += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                for n, f in zip(self.names, self.saved):
+                    setattr(warnings, n, f)
+                if warnings.filters != self.filters and self.saved:
+                    self.saved[0]()
+
+
+_kept_shown = _WarningsKeptShown()
+
+
+@contextlib.contextmanager
+def _warnings_kept_shown() -> Iterator[None]:
+    _kept_shown.enter()
+    try:
+        yield
+    finally:
+        _kept_shown.leave()
+
+
 def _keep_warnings_shown() -> None:
-    """numba's compiler (and its cache loader) leaves many ``warnings.catch_warnings``
-    blocks, and Python forgets at each which warnings it already showed (the ``default``
-    action's once per line): a kernel compiled in the middle of a program would show the
-    program's warnings again, where PyTorch shows them once. While numba holds its compiler
-    lock, restoring the filters on leaving such a block is not counted as a change of them;
-    filters that differ when it lets go (a lasting change) still are."""
+    """Holding numba's compiler lock is a :class:`_WarningsKeptShown` scope (numba counts a
+    thread waiting for the lock in)."""
     if _guard:
         return
     from numba.core import event
 
-    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(warnings, n)]
-
     class _Guard(event.Listener):
-        depth = 0  # threads inside or waiting for the lock (numba counts a waiting one in)
-        saved: list = []
-        filters: list = []
-        lock = threading.Lock()
-
         def on_start(self, ev: Any) -> None:
-            with self.lock:
-                if self.depth == 0:
-                    self.saved = [getattr(warnings, n) for n in names]
-                    self.filters = list(warnings.filters)
-                    for n in names:
-                        setattr(warnings, n, _unchanged)
-                self.depth += 1
+            _kept_shown.enter()
 
         def on_end(self, ev: Any) -> None:
-            with self.lock:
-                self.depth -= 1
-                if self.depth == 0:
-                    for n, f in zip(names, self.saved):
-                        setattr(warnings, n, f)
-                    if warnings.filters != self.filters and self.saved:
-                        self.saved[0]()
+            _kept_shown.leave()
 
     _guard.append(_Guard())
     event.register("numba:compiler_lock", _guard[0])
 
 
 def _unchanged(*args: Any) -> None:
-    """Stands for ``warnings._filters_mutated`` while numba compiles (see above)."""
+    """Stands for ``warnings._filters_mutated`` inside a :class:`_WarningsKeptShown` scope."""

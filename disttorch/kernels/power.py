@@ -37,7 +37,7 @@ def _integer_power(x: np.ndarray, n: int) -> np.ndarray:
     result, base = None, x
     while True:
         if n & 1:
-            result = base.copy() if result is None else np.multiply(result, base, out=result)
+            result = base.copy(order="K") if result is None else np.multiply(result, base, out=result)
         n >>= 1
         if not n:
             return result
@@ -123,6 +123,8 @@ def _vectorised_power(
     if not out.size:
         return out
     order, run, vectorised = iteration(shape, *((out, x, y) if laid_out else (x, y)))
+    if not laid_out:  # the result laid out in the order the operands are walked, as PyTorch's
+        out = np.empty([shape[d] for d in order], np.float32).transpose(np.argsort(order))
     xs, ys = np.broadcast_to(x, shape).transpose(order), np.broadcast_to(y, shape).transpose(order)
     rows = np.empty(xs.shape, np.float32).reshape(-1, run)
     xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["by_inner_loops", "dim_order", "inner_run", "iteration"]
+__all__ = ["by_inner_loops", "dim_order", "in_memory_order", "inner_run", "iteration"]
 
 
 def inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
@@ -84,7 +84,8 @@ def by_inner_loops(
     by the scalar loop; it is handed ``x``'s elements in ``TensorIterator``'s order, the blocks
     of every inner loop together, and the results come back in ``x``'s shape. ``like``: the
     operand whose layout decides that order, where ``x`` was computed from it in a fresh
-    array (PyTorch's kernel computes that argument inside its loop over the operand)."""
+    array (PyTorch's kernel computes that argument inside its loop over the operand). The
+    result is laid out in that order (a channels-last input gives a channels-last result)."""
     if not x.size:
         return compute(x.reshape(-1), 0).reshape(x.shape)
     order, run, vectorised = iteration(x.shape, x if like is None else like)
@@ -99,6 +100,23 @@ def by_inner_loops(
         done = np.concatenate([blocks.reshape(-1, cut), rest.reshape(-1, run - cut)], axis=1)
     if order == sorted(order):
         return done.reshape(x.shape)
-    out = np.empty(x.shape, done.dtype)
-    out.transpose(order)[...] = done.reshape(walked.shape)
-    return out
+    # the results are in x's memory order: laid out as x is (PyTorch's output of a dense input)
+    return done.reshape(walked.shape).transpose(np.argsort(order))
+
+
+def in_memory_order(kernel: Callable, x: np.ndarray, *args: object) -> object:
+    """``kernel(x, *args)`` for an element-wise kernel that walks ``x`` flat in C order (its
+    result an array, or a tuple of arrays or None, of ``x``'s shape): run on ``x``'s dims in
+    its memory order when that makes it dense, the results transposed back, so that they are
+    laid out as ``x`` is (a channels-last input gives a channels-last result, as PyTorch's)."""
+    if x.ndim < 2 or x.flags.c_contiguous:
+        return kernel(x, *args)
+    order = dim_order(x.shape, x.strides)
+    walked = x.transpose(order)
+    if not walked.flags.c_contiguous:
+        return kernel(x, *args)
+    back = np.argsort(order)
+    out = kernel(walked, *args)
+    if isinstance(out, tuple):
+        return tuple(None if o is None else o.transpose(back) for o in out)
+    return out.transpose(back)

@@ -12,6 +12,7 @@ import numpy as np
 from .._dtype import checked_scalar, get_default_dtype, python_scalar, result_type, scalar_type_name
 from .._public_name import package_name
 from .._tensor import Tensor, _dim_type_error, _int_arg, _wrap_dim
+from ..kernels.tensor_iterator import dim_order
 from ..kernels.threads import astype, elementwise
 
 __all__ = [
@@ -78,7 +79,32 @@ def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.nd
     if out.dtype != rt:
         with np.errstate(over="ignore"):  # (a 16-bit result beyond its range: inf, silently)
             out = out.astype(rt)
+    if out.ndim > 1 and not out.flags.c_contiguous and 1 in out.shape:
+        out = _unit_dims_placed(out, xa, xb)
     return out
+
+
+def _unit_dims_placed(out: np.ndarray, *operands: Any) -> np.ndarray:
+    """``out`` (a fresh, strided result of broadcast operands) with the strides of its size-1
+    dims as PyTorch's ``TensorIterator`` lays them out: among the others by the operands'
+    strides (NumPy puts them outermost). Only those strides change, never the memory; they
+    decide the layout a later op infers (``suggest_memory_format``: an image transposed from
+    HWC, times a broadcast mask, is not channels-last in PyTorch)."""
+    views = [a for a in operands if isinstance(a, np.ndarray) and a.ndim]
+    if not views or (len(views) == len(operands) and all(a.shape == out.shape for a in views)):
+        return out  # (no operand broadcast: NumPy's layout, as TensorIterator's fast setup)
+    lead = [out.ndim - a.ndim for a in views]  # (NumPy's broadcast_to zeroes size-1 strides)
+    strides = [
+        tuple(0 if i < k or a.shape[i - k] != n else a.strides[i - k] for i, n in enumerate(out.shape))
+        for a, k in zip(views, lead)
+    ]
+    placed, step = [0] * out.ndim, out.itemsize
+    for d in reversed(dim_order(out.shape, *strides)):
+        placed[d] = step
+        step *= out.shape[d]
+    if any(n != 1 and placed[d] != out.strides[d] for d, n in enumerate(out.shape)):
+        return out  # (the other dims in another order than TensorIterator's: left as NumPy's)
+    return np.lib.stride_tricks.as_strided(out, strides=placed)
 
 
 def _real_sign(x: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ that reaches the checkpoint raises.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -293,6 +294,19 @@ class _Recomputation:
         self.args = self.kwargs = self.fn = None  # nothing more to recompute
 
 
+def _dynamo_disabled(fn: Callable) -> Callable:
+    """PyTorch runs ``checkpoint`` inside its compiler's ``disable`` wrapper, so a warning
+    ``checkpoint`` gives with ``stacklevel=2`` points at that wrapper's line, the same for
+    every caller: it is shown once per process, not once per calling line. Here too."""
+
+    @functools.wraps(fn)
+    def _fn(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return _fn
+
+
+@_dynamo_disabled
 def checkpoint(
     function: Callable,
     *args: Any,

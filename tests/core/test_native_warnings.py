@@ -184,6 +184,22 @@ def test_checkpoint_without_use_reentrant_warns_pytorchs_text(torch):
     assert texts(dt) == texts(torch) and len(texts(dt)) == 2
 
 
+def test_checkpoint_warning_points_at_one_line_for_every_caller():
+    # PyTorch's points into its compiler's disable wrapper: shown once per process, not
+    # once per calling line (a DenseNet checkpointing each layer from one line showed it once)
+    import linecache
+
+    x = dt.ones(1, 4, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dt.utils.checkpoint.checkpoint(dt.nn.Linear(4, 4), x)
+        dt.utils.checkpoint.checkpoint(dt.nn.Linear(4, 4), x)
+    places = {(w.filename, w.lineno) for w in caught if "use_reentrant" in str(w.message)}
+    assert len(caught) == 2 and len(places) == 1
+    ((file, line),) = places
+    assert linecache.getline(file, line).strip() == "return fn(*args, **kwargs)"
+
+
 def test_numba_holding_its_lock_keeps_the_record_of_shown_warnings():
     # numba's compiles and cache loads (its first imports SciPy) set warning filters and put
     # them back: a warning the program has shown at a line (a loop's deprecation) is not
@@ -208,3 +224,25 @@ def test_numba_holding_its_lock_keeps_the_record_of_shown_warnings():
             guard.on_end(None)
             warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
             assert len(caught) == shown
+
+
+def test_a_kernel_builder_keeps_the_record_of_shown_warnings(monkeypatch):
+    # numba.vectorize (a module of loops imported by a builder) sets and restores filters
+    # outside numba's compiler lock: a DataLoader's warning shown before the first compiled
+    # kernel was shown again after it, where PyTorch shows it once
+    from disttorch.kernels import jit
+
+    def build():
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "unrelated")
+        return "loops"
+
+    monkeypatch.setenv("DISTTORCH_JIT", "1")
+    monkeypatch.setattr(jit, "_built", {})
+    seen: dict = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
+        assert jit.compiled(build) == "loops"
+        warnings.warn_explicit("loop warning", UserWarning, "prog.py", 7, registry=seen)
+    assert len(caught) == 1

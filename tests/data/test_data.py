@@ -1,7 +1,9 @@
 """Datasets, samplers, collation and DataLoader (also with worker processes)."""
 
+import linecache
 import os
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -402,3 +404,14 @@ def test_a_result_broken_off_waits_for_its_senders_death_to_be_visible():
     loader._await_a_death(workers, 5.0)
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid 4242\) is killed by signal: Killed\."):
         loader._check_workers(workers)
+
+
+def test_pin_memory_warning_shows_pytorchs_line_once_per_kind_of_iterator():
+    loader = dt.utils.data.DataLoader(dt.utils.data.TensorDataset(dt.arange(4)), pin_memory=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            for _ in loader:
+                pass
+    assert len(caught) == 1 and "pin_memory" in str(caught[0].message)
+    assert linecache.getline(caught[0].filename, caught[0].lineno).strip() == "super().__init__(loader)"

@@ -204,12 +204,43 @@ def test_conv_errors_name_both_sides(call, message):
     assert message in str(info.value)
 
 
-def test_double_backward_is_refused_clearly():
-    x = dt.randn(1, 1, 4, 4, dtype=dt.float64, requires_grad=True)
-    w = dt.randn(1, 1, 3, 3, dtype=dt.float64, requires_grad=True)
-    (gx,) = dt.autograd.grad(F.conv2d(x, w).sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="double backward through conv2d is not supported"):
-        gx.sum().backward()
+@pytest.mark.parametrize(
+    "conv, w_shape, kw",
+    [
+        (F.conv2d, (4, 2, 3, 3), dict(stride=2, padding=1)),
+        (F.conv2d, (4, 1, 2, 2), dict(dilation=2, groups=2)),
+        (F.conv1d, (3, 2, 3), dict(stride=2, padding=2)),
+        (F.conv_transpose2d, (2, 1, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ],
+)
+def test_second_derivatives_in_every_argument(conv, w_shape, kw):
+    # create_graph records the backward as (transposed) convolutions: a gradient penalty
+    # (WGAN-GP, R1) differentiates the input gradient again, in the input and the weight
+    rng = np.random.default_rng(0)
+    x = dt.tensor(rng.normal(size=(1, 2) + (4,) * (len(w_shape) - 2)), requires_grad=True)
+    w = dt.tensor(rng.normal(size=w_shape), requires_grad=True)
+    b = dt.tensor(
+        rng.normal(size=w_shape[1] if conv is F.conv_transpose2d else w_shape[0]), requires_grad=True
+    )
+    assert dt.autograd.gradgradcheck(lambda a, c, d: conv(a, c, d, **kw), (x, w, b))
+
+
+@pytest.mark.parity
+def test_gradient_penalty_through_convolutions_matches_pytorch(torch, stride1_algorithm):
+    rng = np.random.default_rng(1)
+    arrays = [rng.normal(size=s) for s in ((2, 3, 6, 6), (4, 3, 3, 3), (4,), (4, 2, 4, 4), (2,))]
+
+    def penalty(lib):
+        x, w, b, wt, bt = (lib.tensor(a, requires_grad=True) for a in arrays)
+        y = lib.nn.functional.conv2d(x, w, b, stride=2, padding=1).tanh()
+        y = lib.nn.functional.conv_transpose2d(y, wt, bt, stride=2, padding=1)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        ((g.flatten(1).norm(dim=1) - 1) ** 2).mean().backward()
+        assert bt.grad is None  # the input gradient does not depend on the last bias
+        return [t.grad.numpy() for t in (x, w, b, wt)]
+
+    for ours, theirs in zip(penalty(dt), penalty(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
 def test_conv_modules_shapes_parameters_and_repr():

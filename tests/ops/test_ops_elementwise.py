@@ -783,3 +783,58 @@ def test_refusals_and_conversions_as_pytorch(torch):
 
     for name, call in REFUSED_OR_CONVERTED.items():
         assert answer(dt, call) == answer(torch, call), name
+
+
+def _unit_dim_strides(lib) -> list:
+    image = np.arange(5 * 6 * 3, dtype=np.float32).reshape(5, 6, 3).transpose(2, 0, 1)
+    x = lib.from_numpy(image).unsqueeze(0)  # (1, 3, 5, 6), N's stride 3: not channels-last
+    mask = lib.ones(1, 1, 5, 6)
+    y = x * mask
+    conv = lib.nn.functional.conv2d(y, lib.ones(2, 3, 3, 3))
+    return [y.stride(), (x - 1).stride(), (mask * x).stride(), conv.stride(), conv.view(1, -1).shape[1]]
+
+
+def test_broadcast_results_place_size_one_dims_as_tensor_iterator():
+    # NumPy put the N of an HWC image transposed and unsqueezed outermost, making it
+    # channels-last: a convolution then kept NHWC and a later .view(N, -1) failed
+    got = _unit_dim_strides(dt)
+    assert got[:2] == [(3, 1, 18, 3), (3, 1, 18, 3)] and got[4] == 24
+
+
+@pytest.mark.parity
+def test_broadcast_result_strides_as_pytorch(torch):
+    assert _unit_dim_strides(dt) == _unit_dim_strides(torch)
+
+
+_LAYOUT_KEEPING = {
+    "sigmoid": lambda lib, t: lib.sigmoid(t),
+    "square": lambda lib, t: t**2,
+    "cube": lambda lib, t: t**3,
+    "inverse": lambda lib, t: t**-1,
+    "elu": lambda lib, t: lib.nn.functional.elu(t),
+    "selu": lambda lib, t: lib.nn.functional.selu(t),
+    "silu": lambda lib, t: lib.nn.functional.silu(t),
+    "gelu": lambda lib, t: lib.nn.functional.gelu(t),
+    "gelu_tanh": lambda lib, t: lib.nn.functional.gelu(t, approximate="tanh"),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pointwise_kernels_keep_a_channels_last_layout(dtype):
+    # their kernels walked the input flat in C order and returned C order: a dropout after
+    # them then drew its mask in another order than PyTorch's (PixelSNAIL's ELU)
+    x = dt.rand(2, 4, 3, 5, dtype=getattr(dt, dtype)).to(memory_format=dt.channels_last) + 0.1
+    for name, op in _LAYOUT_KEEPING.items():
+        out = op(dt, x)
+        assert out.is_contiguous(memory_format=dt.channels_last), name
+        # (float32 bits may differ: as PyTorch, vector blocks follow the memory order)
+        np.testing.assert_allclose(out.numpy(), op(dt, x.contiguous()).numpy(), rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.parity
+def test_pointwise_kernel_layouts_as_pytorch(torch):
+    def strides(lib):
+        x = lib.rand(2, 4, 3, 5).to(memory_format=lib.channels_last) + 0.1
+        return [op(lib, x).stride() for op in _LAYOUT_KEEPING.values()]
+
+    assert strides(dt) == strides(torch)

@@ -22,8 +22,9 @@ from ..._dtype import scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.engine import edges_needed
 from ...autograd.fused_backward import fused_backward
+from ...autograd.grad_mode import is_grad_enabled
 
-__all__ = ["check_same_dtype", "folded", "needed_grads", "numpy_backward"]
+__all__ = ["check_same_dtype", "folded", "needed_grads", "numpy_backward", "recorded"]
 
 
 def numpy_backward(
@@ -43,6 +44,14 @@ def numpy_backward(
     ``batched``: ``fn`` for a gradient array with one more leading dim (a batch of
     cotangents, see :func:`folded`), so that a batched backward pass calls it once."""
     return fused_backward(name, fn, (grad,), depends_on, jvp, batched)
+
+
+def recorded(grad: Tensor) -> bool:
+    """Whether the backward now running is recorded (``create_graph=True``) for a plain
+    gradient: an op whose gradients can be written with differentiable tensor ops then
+    returns those (differentiable again in every argument: a gradient penalty's second
+    derivative) instead of one :func:`numpy_backward` node."""
+    return is_grad_enabled() and type(grad) is Tensor
 
 
 def folded(

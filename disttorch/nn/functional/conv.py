@@ -41,7 +41,7 @@ from ...autograd.saved_fields import saved
 from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
 from ._channels_last import keeps_channels_last
-from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
+from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward, recorded
 
 __all__ = [
     "conv1d",
@@ -261,6 +261,14 @@ class ConvNd(Function):
     def backward(ctx, grad):
         (weight,) = ctx._checked_saved()
         (input,) = ctx.inputs
+        if recorded(grad):  # (transposed) convolutions of tensors
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            return (
+                ConvTransposeNd.apply(grad, weight, None, ctx.geo, ctx.padded_shape) if need_x else None,
+                ConvWeightGrad.apply(input, grad, weight.shape, ctx.geo) if need_w else None,
+                _bias_grad(grad, ctx.geo) if need_b else None,
+                None,
+            )
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             parts = [ConvNd.apply(tx, weight, None, ctx.geo)] if tx is not None else []
@@ -278,6 +286,44 @@ class ConvNd(Function):
             batched=lambda g: _conv_backward_batched(ctx, weight, g),
         )
         return gx, gw, gb, None
+
+
+def _bias_grad(grad: Tensor, geo: _Geometry) -> Tensor:
+    """The bias gradient, recorded: ``grad`` summed over all but its channel dim."""
+    channel = 0 if geo.unbatched else 1
+    return grad.sum([d for d in range(grad.dim()) if d != channel])
+
+
+class ConvWeightGrad(Function):
+    """The weight gradient of the convolution of ``input`` (its input) whose output
+    gradient is ``grad``, as an op (a recorded backward): bilinear, its derivatives are the
+    convolution's input gradient (a transposed convolution of ``grad``) and the convolution
+    of ``input``, each by the incoming weight-shaped gradient."""
+
+    _raw = True
+    _node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, input, grad, w_shape, geo):
+        x, g = (input._data, grad._data) if not geo.unbatched else (input._data[None], grad._data[None])
+        groups, kernel = geo.groups, tuple(w_shape[2:])
+        probe = np.zeros((groups, x.shape[1] // groups) + kernel, x.dtype)  # one cheap output per group
+        cols = _conv_columns.conv(x, probe, geo)[1]
+        ctx.save_for_backward(input, grad)
+        ctx.geo = geo
+        ctx.padded_shape = x.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], geo.pads))
+        return _conv_columns.weight_grad(g, cols, tuple(w_shape), groups)
+
+    @staticmethod
+    def backward(ctx, tangent):
+        input, grad = ctx._checked_saved()
+        need_x, need_g = ctx.needs_input_grad[:2]
+        return (
+            ConvTransposeNd.apply(grad, tangent, None, ctx.geo, ctx.padded_shape) if need_x else None,
+            ConvNd.apply(input, tangent, None, ctx.geo) if need_g else None,
+            None,
+            None,
+        )
 
 
 def _bilinear_jvp(parts: list, tb: Tensor | None, like: Tensor, geo: _Geometry) -> Tensor:
@@ -463,6 +509,15 @@ class ConvTransposeNd(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx._checked_saved()
+        if recorded(grad):  # (transposed) convolutions of tensors
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            return (
+                ConvNd.apply(grad, weight, None, ctx.geo) if need_x else None,
+                ConvWeightGrad.apply(grad, input, weight.shape, ctx.geo) if need_w else None,
+                _bias_grad(grad, ctx.geo) if need_b else None,
+                None,
+                None,
+            )
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             parts = (

@@ -51,7 +51,7 @@ from ...kernels.threads import astype, elementwise, parallel_over
 from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
 from ._channels_last import keeps_channels_last
 from ._group_norm_16_bit import group_norm_16_bit_backward
-from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward
+from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward, recorded
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 
@@ -214,6 +214,16 @@ def _normalized_rows_jvp(x: Tensor, t: Tensor | None, eps: float) -> tuple[Tenso
     return xhat, rstd * (t - t.mean(-1, keepdim=True) - xhat * (t * xhat).mean(-1, keepdim=True))
 
 
+def _recorded_rows_backward(rows: Tensor, gxhat: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    """``(input gradient, xhat)`` of rows normalised to zero mean and unit variance, given
+    ``gxhat`` (the output gradient times the weight), with tensor ops (a recorded backward): ``rstd (gxhat - mean(gxhat) - xhat mean(gxhat xhat))``."""
+    xc = rows - rows.mean(-1, keepdim=True)
+    rstd = ((xc * xc).mean(-1, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    gx = rstd * (gxhat - gxhat.mean(-1, keepdim=True) - xhat * (gxhat * xhat).mean(-1, keepdim=True))
+    return gx, xhat
+
+
 def _affine_jvp(
     xhat: Tensor,
     dxhat: Tensor | None,
@@ -294,6 +304,19 @@ class BatchNormTrain(Function):
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx._checked_saved()
+        if recorded(grad):
+            (x,) = ctx.inputs
+            c = x.shape[1]
+            per_channel = x.transpose(0, 1)  # (C, N, *): a row per channel
+            g_rows = grad.transpose(0, 1).reshape(c, -1)
+            gxhat = g_rows * weight.reshape(c, 1) if weight is not None else g_rows
+            gx, xhat = _recorded_rows_backward(per_channel.reshape(c, -1), gxhat, ctx.eps)
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            return (
+                gx.reshape(per_channel.shape).transpose(0, 1) if need_x else None,
+                (g_rows * xhat).sum(-1) if need_w else None,
+                g_rows.sum(-1) if need_b else None,
+            ) + (None,) * 4
 
         def grads(g):
             if ctx.low:
@@ -359,6 +382,18 @@ class BatchNormEval(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx._checked_saved()
+        if recorded(grad):  # an affine map per channel, of the running statistics
+            shape = (1, -1) + (1,) * (input.ndim - 2)
+            dims = [d for d in range(input.ndim) if d != 1]
+            invstd = Tensor._make(ctx.invstd.astype(input._data.dtype, copy=False).reshape(shape))
+            mean = Tensor._make(ctx.mean.astype(input._data.dtype, copy=False).reshape(shape))
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            scale = invstd * weight.reshape(shape) if weight is not None else invstd
+            return (
+                grad * scale if need_x else None,
+                (grad * ((input - mean) * invstd)).sum(dims) if need_w else None,
+                grad.sum(dims) if need_b else None,
+            ) + (None,) * 3
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
@@ -548,6 +583,19 @@ class LayerNormFn(Function):
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx._checked_saved()
+        if recorded(grad):
+            (x,) = ctx.inputs
+            d = ctx.xhat.shape[-1]
+            g_rows = grad.reshape(-1, d)
+            gxhat = g_rows * weight.reshape(d) if weight is not None else g_rows
+            gx, xhat = _recorded_rows_backward(x.reshape(-1, d), gxhat, ctx.eps)
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            param_shape = tuple(x.shape[x.ndim - ctx.ndim :])
+            return (
+                gx.reshape(x.shape) if need_x else None,
+                (g_rows * xhat).sum(0).reshape(param_shape) if need_w else None,
+                g_rows.sum(0).reshape(param_shape) if need_b else None,
+            ) + (None,) * 3
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
@@ -732,6 +780,18 @@ class GroupNormFn(Function):
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx._checked_saved()
+        if recorded(grad):
+            (x,) = ctx.inputs
+            rows, shape = x.shape[0] * ctx.groups, (1, x.shape[1]) + (1,) * (x.ndim - 2)
+            gxhat = grad * weight.reshape(shape) if weight is not None else grad
+            gx, xhat = _recorded_rows_backward(x.reshape(rows, -1), gxhat.reshape(rows, -1), ctx.eps)
+            dims = [d for d in range(x.ndim) if d != 1]
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            return (
+                gx.reshape(x.shape) if need_x else None,
+                (grad * xhat.reshape(x.shape)).sum(dims) if need_w else None,
+                grad.sum(dims) if need_b else None,
+            ) + (None,) * 3
 
         def grads(g):
             if ctx.low is not None:  # 16-bit input and parameters: PyTorch's roundings

@@ -27,7 +27,7 @@ from ...autograd import grad_mode
 from ...utils._swap_tensors import swap_tensors
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
-from ._backward_hook import BackwardHook
+from ._backward_hook import BackwardHook, _WrappedHook, first_output_tensor, non_full_hook_warning
 from ._state_dict_hooks import StateDictHooks
 
 __all__ = [
@@ -202,6 +202,7 @@ class Module(StateDictHooks):
         d["_forward_hooks_always_called"] = _HookDict()
         d["_backward_hooks"] = _HookDict()
         d["_backward_pre_hooks"] = _HookDict()
+        d["_is_full_backward_hook"] = None  # which kind _backward_hooks holds (None: none yet)
 
     def forward(self, *input: Any) -> Any:
         """The computation of the module; every subclass overrides it."""
@@ -882,10 +883,31 @@ class Module(StateDictHooks):
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The deprecated (non-full) backward hook: ``hook(module, grad_input, grad_output)``
+        of the graph node that made the module's (first) output, whose ``grad_input`` are the
+        gradients of that node's inputs only; a returned tuple replaces them. Prefer
+        :meth:`register_full_backward_hook`; one module cannot have both kinds."""
+        if getattr(self, "_is_full_backward_hook", None) is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
         to the module's tensor inputs are computed; a returned tuple replaces
         ``grad_input``."""
+        if getattr(self, "_is_full_backward_hook", None) is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
@@ -932,7 +954,8 @@ class Module(StateDictHooks):
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hook = None
-        full_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        non_full = getattr(self, "_is_full_backward_hook", None) is False
+        full_hooks = [*_global_backward_hooks.values(), *([] if non_full else self._backward_hooks.values())]
         pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
         if full_hooks or pre_hooks:
             backward_hook = BackwardHook(self, full_hooks, pre_hooks)
@@ -953,7 +976,22 @@ class Module(StateDictHooks):
                 output = result
         if backward_hook is not None:
             output = backward_hook.setup_output_hook(output)
+        if non_full and self._backward_hooks:
+            self._register_non_full_backward_hooks(args, output)
         return output
+
+    def _register_non_full_backward_hooks(self, args: tuple, result: Any) -> None:
+        """Hang the legacy backward hooks on the node that made the first output tensor."""
+        grad_fn = first_output_tensor(result).grad_fn
+        if grad_fn is not None:
+            for hook in self._backward_hooks.values():
+                grad_fn.register_hook(_WrappedHook(hook, self))
+            self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
+
+    def _maybe_warn_non_full_backward_hook(self, inputs: Any, result: Any, grad_fn: Any) -> None:
+        message = non_full_hook_warning(inputs, result, grad_fn)
+        if message is not None:
+            warnings.warn(message, FutureWarning, stacklevel=2)
 
     def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any) -> Any:
         if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:

@@ -131,12 +131,12 @@ class _BaseDataLoaderIter:
     """What iterating a ``DataLoader`` gives (as PyTorch's ``_BaseDataLoaderIter``): the
     batches of one pass, ``len()`` of the loader, and how many were yielded."""
 
-    def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
+    def __init__(self, loader: DataLoader) -> None:
         self._dataset, self._num_workers = loader.dataset, loader.num_workers
         self._index_sampler, self._auto_collation = loader._index_sampler, loader._auto_collation
         self._collate_fn, self._drop_last = loader.collate_fn, loader.drop_last
         self._length = loader._len_or_none()
-        self._batches, self._num_yielded = batches, 0
+        self._num_yielded = 0
         if loader.pin_memory:  # as PyTorch's CPU build: nothing to pin for
             # stacklevel 2: the subclass's __init__, so (as in PyTorch) the default filter shows
             # it once per kind of iterator, not at every loop over a loader
@@ -168,7 +168,9 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     """The iterator of a ``DataLoader`` with ``num_workers=0``: loads in this process."""
 
     def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
-        super().__init__(loader, batches)
+        # (this line is the one the pin_memory warning shows, word for word as PyTorch's)
+        super().__init__(loader)
+        self._batches = batches
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -176,7 +178,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     them before the pass ends (they are also stopped when it ends or the iterator is freed)."""
 
     def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
-        super().__init__(loader, batches)
+        # (this line is the one the pin_memory warning shows, word for word as PyTorch's)
+        super().__init__(loader)
+        self._batches = batches
         self._loader = loader
 
     def _shutdown_workers(self) -> None:
