@@ -1,16 +1,20 @@
 """``torch.export``: a module's forward captured as a graph, with ``torch.fx``'s symbolic
 tracing (disttorch has no TorchDynamo and no ATen operators).
 
-``export(module, args)`` traces ``module`` with :func:`disttorch.fx.symbolic_trace`, runs the
-graph on the example inputs and checks it gives what the module gives, and returns an
-:class:`ExportedProgram`. Its graph's nodes are the module's own calls (layers, torch
-functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)`` shows that
-graph's code. What fx cannot trace, PyTorch's export cannot either (control flow on a
-tensor's values), with one difference: control flow on a shape, which PyTorch's export
-specialises to the example's shape, raises fx's ``TraceError`` here. ``dynamic_shapes`` is
-checked against the inputs as PyTorch checks it; the graph itself works for any shape the
-module accepts. ``ep.module()`` is a ``GraphModule`` computing what the module computes,
-sharing its parameters and buffers. ``save``/``load`` write and read an archive
+``export(module, args)`` traces ``module`` with :func:`disttorch.fx`'s tracing, each call
+also run on the example inputs (``fx/_example_trace.py``): what is no tensor (a size, a
+dimension count, a dtype, an input such as ``use_cache=False``) is the example's value, so
+shapes are specialised to the example's as PyTorch's export does, and a forward may slice,
+loop or branch on them. A forward wrapped by a decorator taking ``(*args, **kwargs)`` and
+one returning a registered pytree container (transformers' ``ModelOutput``) are exported
+too. The graph is then run on the examples and checked against the module, and an
+:class:`ExportedProgram` returned. Its graph's nodes are the module's own calls (layers,
+torch functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)``
+shows that graph's code. Control flow on a tensor's values raises fx's ``TraceError``, as
+PyTorch's export refuses it. ``dynamic_shapes`` is checked against the inputs as PyTorch
+checks it; the graph works for any shape the module accepts where the forward reads no
+size. ``ep.module()`` is a ``GraphModule`` computing what the module computes, sharing its
+parameters and buffers. ``save``/``load`` write and read an archive
 (``_module_archive.py``) in any disttorch process; PyTorch's ``.pt2`` files cannot be read,
 nor ours by PyTorch.
 """
@@ -25,7 +29,9 @@ from typing import Any, BinaryIO
 from ._module_archive import EXPORTED_PROGRAM
 from ._module_archive import read as read_archive
 from ._module_archive import write as write_archive
-from .fx import GraphModule, symbolic_trace
+from ._tensor import Tensor
+from .fx import Graph, GraphModule
+from .fx._example_trace import ExampleTracer
 from .nn.modules.module import Module
 from .utils import _pytree
 
@@ -75,7 +81,7 @@ class ExportedProgram:
         self.graph_signature = ExportGraphSignature(
             [name for name, _ in root.named_parameters()],
             [name for name, _ in root.named_buffers()],
-            tuple(n.target for n in nodes if n.op == "placeholder"),
+            tuple(_user_input(n) for n in nodes if n.op == "placeholder"),
             tuple(getattr(o, "name", str(o)) for o in outputs),
         )
         self.range_constraints: dict = {}
@@ -113,6 +119,18 @@ class ExportedProgram:
         )
 
 
+def _user_input(node: Any) -> Any:
+    """A placeholder as the signature names it: its name, or the constant it was fixed to (an
+    input holding no tensor, such as ``use_cache=False``: PyTorch lists the value)."""
+    value = node.meta.get("val", _NO_VALUE)
+    if value is _NO_VALUE or any(isinstance(x, Tensor) for x in _pytree.tree_leaves(value)):
+        return node.target
+    return value
+
+
+_NO_VALUE = object()
+
+
 def export(
     mod: Module,
     args: tuple = (),
@@ -123,8 +141,9 @@ def export(
     preserve_module_call_signature: tuple = (),
 ) -> ExportedProgram:
     """Capture ``mod``'s forward on the example ``args``/``kwargs`` (see the module
-    docstring). Raises fx's ``TraceError`` (``torch.fx.proxy``) where the forward's control flow depends on a
-    traced value, and ``ValueError`` when the graph disagrees with the module on the examples."""
+    docstring). Raises fx's ``TraceError`` (``torch.fx.proxy``) where the forward's control
+    flow depends on a tensor's values, and ``ValueError`` when the graph disagrees with the
+    module on the examples."""
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
     if not isinstance(args, tuple):
@@ -132,15 +151,21 @@ def export(
     kwargs = dict(kwargs or {})
     bound = inspect.signature(mod.forward).bind(*args, **kwargs)
     _check_dynamic_shapes(list(bound.arguments), dynamic_shapes)
-    # an argument the example leaves out keeps its default, as a constant of the graph
+    # an argument the example leaves out keeps its default, as a constant of the graph (an
+    # empty *args or **kwargs: no input, as PyTorch's graph has none for them)
+    empty = {inspect.Parameter.VAR_POSITIONAL: (), inspect.Parameter.VAR_KEYWORD: {}}
     left_out = {
-        p.name: p.default
+        p.name: empty.get(p.kind, p.default)
         for p in bound.signature.parameters.values()
-        if p.name not in bound.arguments and p.default is not inspect.Parameter.empty
+        if p.name not in bound.arguments and (p.default is not inspect.Parameter.empty or p.kind in empty)
     }
+    examples = {**bound.arguments, **{f"{n}_1": v for n, v in left_out.items()}}
+    tracer = ExampleTracer(examples)
     with warnings.catch_warnings():  # (fx cannot check a default that is no number: a constant here)
         warnings.filterwarnings("ignore", message="Was not able to add assertion")
-        traced = _without_inputs(symbolic_trace(mod, concrete_args=left_out), [f"{n}_1" for n in left_out])
+        graph = tracer.trace(mod, concrete_args=left_out)
+    _drop_inputs(graph, [f"{n}_1" for n in left_out])
+    traced = GraphModule(tracer.root, graph, type(mod).__name__)
     from .autograd.grad_mode import no_grad
 
     with no_grad():
@@ -150,18 +175,16 @@ def export(
     return ExportedProgram(mod, traced, (args, kwargs))
 
 
-def _without_inputs(traced: GraphModule, names: list[str]) -> GraphModule:
-    """``traced`` without the placeholders ``names`` (the inputs fx keeps for arguments fixed
+def _drop_inputs(graph: Graph, names: list[str]) -> None:
+    """``graph`` without the placeholders ``names`` (the inputs fx keeps for arguments fixed
     to their defaults) and the checks of their values, which are all that use them."""
-    doomed = {n for n in traced.graph.nodes if n.op == "placeholder" and n.name in names}
-    for node in traced.graph.nodes:
+    doomed = {n for n in graph.nodes if n.op == "placeholder" and n.name in names}
+    for node in graph.nodes:
         if any(arg in doomed for arg in node._input_nodes):
             doomed.add(node)
-    for node in reversed(list(traced.graph.nodes)):
+    for node in reversed(list(graph.nodes)):
         if node in doomed:
-            traced.graph.erase_node(node)
-    traced.recompile()
-    return traced
+            graph.erase_node(node)
 
 
 def _check_dynamic_shapes(names: list[str], dynamic_shapes: Any) -> None:

@@ -1,0 +1,124 @@
+"""The tracer behind ``torch.export``: ``torch.fx``'s symbolic tracing, each node also run on
+the example inputs (its value kept as ``node.meta["val"]``), so that what is no tensor (a
+size, a dimension count, a dtype, a flag) is the example's value, not a proxy. Shapes are
+thus specialised to the example's, as PyTorch's export does without ``dynamic_shapes``, and
+a forward may index, slice, loop or branch on them (``x.shape[1]``, ``buf[:, :n]``,
+``len(x)``, ``for t in x.unbind()``), which plain symbolic tracing cannot follow. Control
+flow on a tensor's values still raises fx's ``TraceError``, as PyTorch's export refuses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+from typing import Any, Iterator
+
+from .._tensor import Tensor
+from ..utils import _pytree
+from ._symbolic_trace import Tracer
+from .node import Node, map_aggregate
+from .proxy import Attribute, Proxy
+
+
+def _has_tensor(value: Any) -> bool:
+    return any(isinstance(leaf, Tensor) for leaf in _pytree.tree_leaves(value))
+
+
+class _ValueProxy(Proxy):
+    """A proxy that knows its value on the example inputs: attributes that are no tensor
+    (``shape``, ``ndim``, ``dtype``...) and ``len`` answer with it, and iteration walks the
+    value's length."""
+
+    def __getattr__(self, k: str) -> Any:
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        value = getattr(self.node.meta["val"], k)
+        if callable(value) and not isinstance(value, Tensor):
+            return Attribute(self, k)  # a method: its call is recorded (and its result judged)
+        if _has_tensor(value):
+            return self.tracer.create_proxy("call_function", getattr, (self, k), {})
+        return value
+
+    def __len__(self) -> int:
+        return len(self.node.meta["val"])
+
+    def __iter__(self) -> Iterator:
+        return (self[i] for i in range(len(self.node.meta["val"])))
+
+
+class _Rebuild:
+    """A graph's call making a registered pytree container (a library's output dataclass)
+    again from its leaves, so that the graph returns what the module returns."""
+
+    __name__ = "tree_unflatten"
+
+    def __init__(self, spec: _pytree.TreeSpec) -> None:
+        self.spec = spec
+
+    def __call__(self, *leaves: Any) -> Any:
+        return _pytree.tree_unflatten(leaves, self.spec)
+
+
+#: containers fx's own arguments keep as they are
+_FX_CONTAINERS = (tuple, list, dict, slice, range)
+
+
+class ExampleTracer(Tracer):
+    """:class:`~disttorch.fx.Tracer` running each recorded call on the example values:
+    ``examples`` maps each placeholder's name to its value."""
+
+    def __init__(self, examples: dict[str, Any]) -> None:
+        super().__init__()
+        self.examples = examples
+        self.patcher = None
+
+    def proxy(self, node: Node) -> Proxy:
+        return _ValueProxy(node, self)
+
+    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, *rest: Any, **more: Any) -> Any:
+        proxy = super().create_proxy(kind, target, args, kwargs, *rest, **more)
+        node = proxy.node
+        # run with the trace's patches undone: the module's own __call__, the real math functions
+        # (there are none yet while the inputs are made)
+        with self.patcher.suspended() if self.patcher is not None else contextlib.nullcontext():
+            value = self._run(node)
+        if kind == "placeholder":  # an input that holds no tensor (a flag) is a constant, as in PyTorch
+            node.meta["val"] = value
+            return proxy if _has_tensor(value) else value
+        if not _has_tensor(value):
+            self.graph.erase_node(node)  # a size, a flag, a dtype: the example's, a constant
+            return value
+        node.meta["val"] = value
+        return proxy
+
+    def create_arg(self, a: Any) -> Any:
+        """As :meth:`Tracer.create_arg`, and: a registered pytree container of another type
+        (``ModelOutput``...) is made again in the graph from its leaves."""
+        kind = type(a)
+        if kind in _pytree.SUPPORTED_NODES and kind not in _FX_CONTAINERS and not hasattr(a, "_fields"):
+            leaves, spec = _pytree.tree_flatten(a)
+            return self.create_node(
+                "call_function", _Rebuild(spec), tuple(self.create_arg(x) for x in leaves), {}
+            )
+        return super().create_arg(a)
+
+    def _run(self, node: Node) -> Any:
+        """``node``'s value on the examples (its inputs' values are already known)."""
+        if node.op == "placeholder":
+            return self.examples[node.target.lstrip("*")]
+        if node.op == "get_attr":
+            return operator.attrgetter(node.target)(self.root)
+
+        def value(a: Any) -> Any:
+            if not isinstance(a, Node):
+                return a
+            if "val" not in a.meta:  # made without a proxy (a buffer or constant's get_attr)
+                a.meta["val"] = operator.attrgetter(a.target)(self.root)
+            return a.meta["val"]
+
+        args, kwargs = map_aggregate(node.args, value), map_aggregate(node.kwargs, value)
+        if node.op == "call_module":
+            return self.root.get_submodule(node.target)(*args, **kwargs)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        return node.target(*args, **kwargs)
