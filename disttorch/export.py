@@ -7,7 +7,8 @@ dimension count, a dtype, an input such as ``use_cache=False``) is the example's
 shapes are specialised to the example's as PyTorch's export does, and a forward may slice,
 loop or branch on them. A forward wrapped by a decorator taking ``(*args, **kwargs)`` and
 one returning a registered pytree container (transformers' ``ModelOutput``) are exported
-too. The graph is then run on the examples and checked against the module, and an
+too, and a tensor's proxy answers ``isinstance(x, torch.Tensor)`` and ``callable(x)`` as the
+tensor does (einops picks its backend so). The graph is then run on the examples and checked against the module, and an
 :class:`ExportedProgram` returned. Its graph's nodes are the module's own calls (layers,
 torch functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)``
 shows that graph's code. Control flow on a tensor's values raises fx's ``TraceError``, as

@@ -9,6 +9,7 @@ flow on a tensor's values still raises fx's ``TraceError``, as PyTorch's export 
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import operator
 from typing import Any, Iterator
@@ -24,10 +25,26 @@ def _has_tensor(value: Any) -> bool:
     return any(isinstance(leaf, Tensor) for leaf in _pytree.tree_leaves(value))
 
 
+_CALLABLE = builtins.callable
+
+
+def _callable(obj: Any) -> bool:
+    if isinstance(obj, _ValueProxy):
+        return _CALLABLE(obj.node.meta["val"])
+    return _CALLABLE(obj)
+
+
 class _ValueProxy(Proxy):
     """A proxy that knows its value on the example inputs: attributes that are no tensor
-    (``shape``, ``ndim``, ``dtype``...) and ``len`` answer with it, and iteration walks the
-    value's length."""
+    (``shape``, ``ndim``, ``dtype``...), ``len``, ``callable`` and ``isinstance`` answer with
+    it, and iteration walks the value's length."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """The value's class for a tensor (``isinstance(x, torch.Tensor)`` holds, as for
+        PyTorch's fake tensors while it exports): libraries pick their tensor code by it."""
+        value = self.node.meta.get("val")
+        return type(value) if isinstance(value, Tensor) else type(self)
 
     def __getattr__(self, k: str) -> Any:
         if k.startswith("__") and k.endswith("__"):
@@ -72,6 +89,15 @@ class ExampleTracer(Tracer):
         self.examples = examples
         self.patcher = None
 
+    def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> Any:
+        """As :meth:`Tracer.trace`, with ``callable()`` answering for a proxy's value (a
+        tensor is not callable: ``arg() if callable(arg) else arg`` keeps the tensor)."""
+        builtins.callable = _callable
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            builtins.callable = _CALLABLE
+
     def proxy(self, node: Node) -> Proxy:
         return _ValueProxy(node, self)
 
@@ -95,6 +121,8 @@ class ExampleTracer(Tracer):
         """As :meth:`Tracer.create_arg`, and: a registered pytree container of another type
         (``ModelOutput``...) is made again in the graph from its leaves."""
         kind = type(a)
+        if kind is _ValueProxy:  # (before the tensor check it passes: see __class__)
+            return a.node
         if kind in _pytree.SUPPORTED_NODES and kind not in _FX_CONTAINERS and not hasattr(a, "_fields"):
             leaves, spec = _pytree.tree_flatten(a)
             return self.create_node(

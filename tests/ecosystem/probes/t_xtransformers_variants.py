@@ -1,5 +1,5 @@
 # library: x-transformers
-"""x-transformers' attention and feed-forward variants as its README shows them: alibi and T5 relative position biases, dynamic position bias, rotary with xpos, RMSNorm/ScaleNorm, GLU feed-forwards, memory key/values and memory tokens, talking heads, sandwich norm, residual attention, macaron, layer dropout-free shift tokens, flash attention (PyTorch's scaled_dot_product_attention), qk-norm; ContinuousTransformerWrapper regression, ViTransformerWrapper classification, NonAutoregressiveWrapper-free XL recurrence (return_mems), return_intermediates, a DPO-free AutoregressiveWrapper with top-k/top-p filtering under a seed, each with a backward."""
+"""x-transformers' attention and feed-forward variants as its README shows them: alibi and T5 relative position biases, dynamic position bias, rotary with xpos, RMSNorm/ScaleNorm, GLU feed-forwards, memory key/values and memory tokens, talking heads, sandwich norm, residual attention, macaron, layer dropout-free shift tokens, flash attention (PyTorch's scaled_dot_product_attention), qk-norm; ContinuousTransformerWrapper regression, ViTransformerWrapper classification, NonAutoregressiveWrapper-free XL recurrence (return_mems), return_intermediates, a DPO-free AutoregressiveWrapper with top-k/top-p filtering under a seed, each with a backward; torch.export of a rotary decoder (x-transformers' default() asks callable() of a tensor, einops picks its backend by isinstance: both failed before the fix)."""
 
 import importlib.metadata
 import warnings
@@ -123,4 +123,15 @@ print(
 )
 torch.manual_seed(3)
 print("sample topp", ar.generate(tokens[:, :3], seq_len=5, filter_logits_fn=top_p, temperature=0.7).tolist())
+torch.manual_seed(0)
+dec = TransformerWrapper(
+    num_tokens=50, max_seq_len=16, attn_layers=Decoder(dim=16, depth=1, heads=2, rotary_pos_emb=True)
+).eval()
+ep = torch.export.export(dec, (tokens,))
+with torch.no_grad():
+    print(
+        "export",
+        tuple(ep.graph_signature.user_inputs),
+        torch.allclose(ep.module()(tokens), dec(tokens), atol=1e-5),
+    )
 print("x_transformers", importlib.metadata.version("x-transformers"), "ok")
