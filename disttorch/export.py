@@ -13,8 +13,9 @@ tensor does (einops picks its backend so). The graph is then run on the examples
 torch functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)``
 shows that graph's code. Control flow on a tensor's values raises fx's ``TraceError``, as
 PyTorch's export refuses it. ``dynamic_shapes`` is checked against the inputs as PyTorch
-checks it; the graph works for any shape the module accepts where the forward reads no
-size. ``ep.module()`` is a ``GraphModule`` computing what the module computes, sharing its
+checks it; when it names a dimension, sizes are recorded instead of fixed (the graph then
+follows other sizes, and a forward branching on a size raises ``TraceError``, as plain
+fx tracing does). ``ep.module()`` is a ``GraphModule`` computing what the module computes, sharing its
 parameters and buffers. ``save``/``load`` write and read an archive
 (``_module_archive.py``) in any disttorch process; PyTorch's ``.pt2`` files cannot be read,
 nor ours by PyTorch.
@@ -161,7 +162,10 @@ def export(
         if p.name not in bound.arguments and (p.default is not inspect.Parameter.empty or p.kind in empty)
     }
     examples = {**bound.arguments, **{f"{n}_1": v for n, v in left_out.items()}}
-    tracer = ExampleTracer(examples)
+    dynamic = any(
+        isinstance(d, Dim) or d in (Dim.AUTO, Dim.DYNAMIC) for d in _pytree.tree_leaves(dynamic_shapes)
+    )
+    tracer = ExampleTracer(examples, symbolic_sizes=dynamic)
     with warnings.catch_warnings():  # (fx cannot check a default that is no number: a constant here)
         warnings.filterwarnings("ignore", message="Was not able to add assertion")
         graph = tracer.trace(mod, concrete_args=left_out)

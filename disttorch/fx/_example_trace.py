@@ -52,12 +52,15 @@ class _ValueProxy(Proxy):
         value = getattr(self.node.meta["val"], k)
         if callable(value) and not isinstance(value, Tensor):
             return Attribute(self, k)  # a method: its call is recorded (and its result judged)
-        if _has_tensor(value):
+        if _has_tensor(value) or (k == "shape" and self.tracer.symbolic_sizes):
             return self.tracer.create_proxy("call_function", getattr, (self, k), {})
         return value
 
     def __len__(self) -> int:
-        return len(self.node.meta["val"])
+        value = self.node.meta["val"]
+        if isinstance(value, Tensor) and self.tracer.symbolic_sizes:
+            return Proxy.__len__(self)  # a size that may change: fx's refusal
+        return len(value)
 
     def __iter__(self) -> Iterator:
         return (self[i] for i in range(len(self.node.meta["val"])))
@@ -76,17 +79,31 @@ class _Rebuild:
         return _pytree.tree_unflatten(leaves, self.spec)
 
 
+def _is_size(node: Node) -> bool:
+    """Whether ``node`` reads a size (``x.shape``, ``x.size()``, ``x.numel()``) or computes
+    from one."""
+    if node.op == "call_method" and node.target in ("size", "numel"):
+        return True
+    if node.op == "call_function" and node.target is getattr and node.args[1] == "shape":
+        return True
+    return any(n.meta.get("size") for n in node._input_nodes)
+
+
 #: containers fx's own arguments keep as they are
 _FX_CONTAINERS = (tuple, list, dict, slice, range)
 
 
 class ExampleTracer(Tracer):
     """:class:`~disttorch.fx.Tracer` running each recorded call on the example values:
-    ``examples`` maps each placeholder's name to its value."""
+    ``examples`` maps each placeholder's name to its value. With ``symbolic_sizes`` (a
+    ``dynamic_shapes`` spec naming a dimension), sizes and what is computed from them are
+    recorded rather than fixed, so that the graph follows other sizes; branching on one then
+    raises ``TraceError``, as plain fx tracing does."""
 
-    def __init__(self, examples: dict[str, Any]) -> None:
+    def __init__(self, examples: dict[str, Any], symbolic_sizes: bool = False) -> None:
         super().__init__()
         self.examples = examples
+        self.symbolic_sizes = symbolic_sizes
         self.patcher = None
 
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> Any:
@@ -111,7 +128,9 @@ class ExampleTracer(Tracer):
         if kind == "placeholder":  # an input that holds no tensor (a flag) is a constant, as in PyTorch
             node.meta["val"] = value
             return proxy if _has_tensor(value) else value
-        if not _has_tensor(value):
+        if self.symbolic_sizes and _is_size(node):
+            node.meta["size"] = True  # recorded, so that the graph follows other sizes
+        elif not _has_tensor(value):
             self.graph.erase_node(node)  # a size, a flag, a dtype: the example's, a constant
             return value
         node.meta["val"] = value

@@ -187,3 +187,14 @@ def test_symbolic_trace_fixes_the_kwargs_of_a_wrapped_forward():
 
     gm = dt.fx.symbolic_trace(Net(), concrete_args={"kwargs": {}})
     assert gm(dt.ones(2), 3).tolist() == [8.0, 8.0]
+
+
+def test_a_dynamic_dimension_keeps_the_sizes_read_from_it_in_the_graph():
+    class Flat(nn.Module):
+        def forward(self, x):
+            return x.reshape(x.shape[0], -1).sum(1) + x.size(0)
+
+    ep = dt.export.export(Flat(), (dt.ones(2, 3, 4),), dynamic_shapes={"x": {0: dt.export.Dim("b")}})
+    assert ep.module()(dt.ones(5, 3, 4)).tolist() == [17.0] * 5  # PyTorch 2.13's answer
+    fixed = dt.export.export(Flat(), (dt.ones(2, 3, 4),)).module()
+    assert fixed(dt.ones(2, 3, 4)).tolist() == [14.0, 14.0]  # specialised to the example's sizes
