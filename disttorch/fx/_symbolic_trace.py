@@ -403,11 +403,22 @@ _CODE_ORDER = {
 }
 
 
+_VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
 def _all_positional(fn: Callable) -> Callable:
     """``fn`` taking all its parameters positionally, in its code's order, ``*args`` and
     ``**kwargs`` included as plain parameters (so a proxy can stand for each)."""
     if not isinstance(fn, types.FunctionType):
         raise NotImplementedError(f"symbolic_trace: cannot trace *args/**kwargs of {fn!r}")
+    if inspect.unwrap(fn) is not fn:  # PyTorch fails here too ('co_varnames is too small')
+        stars = {p.name: p.kind for p in inspect.signature(fn).parameters.values() if p.kind in _VAR_KINDS}
+        empty = {n: () if kind is inspect.Parameter.VAR_POSITIONAL else {} for n, kind in stars.items()}
+        raise ValueError(
+            f"symbolic_trace: {fn.__qualname__} is a decorator's wrapper around a signature with "
+            f"{', '.join(stars)}, which cannot be inputs of the graph through it: fix them with "
+            f"concrete_args (for instance concrete_args={empty}) or use torch.export.export"
+        )
     co = fn.__code__
     varargs = bool(co.co_flags & inspect.CO_VARARGS) + bool(co.co_flags & inspect.CO_VARKEYWORDS)
     code = co.replace(

@@ -187,6 +187,8 @@ def test_symbolic_trace_fixes_the_kwargs_of_a_wrapped_forward():
 
     gm = dt.fx.symbolic_trace(Net(), concrete_args={"kwargs": {}})
     assert gm(dt.ones(2), 3).tolist() == [8.0, 8.0]
+    with pytest.raises(ValueError, match=r"wrapper around a signature with kwargs.*concrete_args"):
+        dt.fx.symbolic_trace(Net())  # (PyTorch: ValueError 'code: co_varnames is too small')
 
 
 def test_a_dynamic_dimension_keeps_the_sizes_read_from_it_in_the_graph():
