@@ -23,6 +23,7 @@ nor ours by PyTorch.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import warnings
@@ -76,8 +77,11 @@ class ExportedProgram:
     """A module's forward as a graph (see the module docstring). Not callable itself, as in
     PyTorch: call :meth:`module`'s result."""
 
-    def __init__(self, root: Module, graph_module: GraphModule, example_inputs: tuple) -> None:
+    def __init__(
+        self, root: Module, graph_module: GraphModule, example_inputs: tuple, guards: tuple = ()
+    ) -> None:
         self._root, self.graph_module, self.example_inputs = root, graph_module, example_inputs
+        self._guards = guards  # (input name, dim, size) the graph was specialised to
         nodes = list(graph_module.graph.nodes)
         outputs = _pytree.tree_leaves(nodes[-1].args[0]) if nodes and nodes[-1].op == "output" else []
         self.graph_signature = ExportGraphSignature(
@@ -98,8 +102,14 @@ class ExportedProgram:
         return {**dict(self._root.named_parameters()), **dict(self._root.named_buffers())}
 
     def module(self) -> GraphModule:
-        """A ``GraphModule`` running the graph, sharing the module's parameters and buffers."""
-        return GraphModule(self._root, self.graph_module.graph, "GraphModule")
+        """A ``GraphModule`` running the graph, sharing the module's parameters and buffers;
+        an input whose size differs from the example's where the graph is specialised to it
+        raises PyTorch's ``AssertionError('Guard failed: x.size()[0] == 2')``."""
+        gm = GraphModule(self._root, self.graph_module.graph, "GraphModule")
+        guards = getattr(self, "_guards", ())  # (an archive written before guards: none)
+        if guards:
+            gm.register_forward_pre_hook(functools.partial(_check_guards, guards), with_kwargs=True)
+        return gm
 
     def run_decompositions(self, decomp_table: dict | None = None, **kwargs: Any) -> ExportedProgram:
         """This program: its nodes are already the calls disttorch runs (no ATen to lower)."""
@@ -177,7 +187,36 @@ def export(
         expected, got = mod(*args, **kwargs), traced(*args, **kwargs)
     if _pytree.tree_structure(expected) != _pytree.tree_structure(got):
         raise ValueError("torch.export: the traced graph returns another structure than the module")
-    return ExportedProgram(mod, traced, (args, kwargs))
+    dims = _dynamic_dims(dynamic_shapes, list(bound.arguments))
+    guards = tuple(
+        (name, d, size)
+        for name, value in bound.arguments.items()
+        if isinstance(value, Tensor)
+        for d, size in enumerate(value.shape)
+        if d not in dims.get(name, ())
+    )
+    return ExportedProgram(mod, traced, (args, kwargs), guards)
+
+
+def _dynamic_dims(dynamic_shapes: Any, names: list[str]) -> dict[str, set[int]]:
+    """The dimensions ``dynamic_shapes`` leaves free, by input name."""
+    if dynamic_shapes is None:
+        return {}
+    spec = dynamic_shapes if isinstance(dynamic_shapes, dict) else dict(zip(names, dynamic_shapes))
+    free: dict[str, set[int]] = {}
+    for name, dims in spec.items():
+        pairs = dims.items() if isinstance(dims, dict) else enumerate(dims or ())
+        free[name] = {d for d, v in pairs if v is not None and v != Dim.STATIC}
+    return free
+
+
+def _check_guards(guards: tuple, module: Module, args: tuple, kwargs: dict) -> None:
+    """A forward pre-hook: the inputs have the sizes the graph was specialised to."""
+    given = inspect.signature(module.forward).bind(*args, **kwargs).arguments
+    for name, d, size in guards:
+        value = given.get(name)
+        if isinstance(value, Tensor) and (value.dim() <= d or value.shape[d] != size):
+            raise AssertionError(f"Guard failed: {name}.size()[{d}] == {size}")
 
 
 def _drop_inputs(graph: Graph, names: list[str]) -> None:

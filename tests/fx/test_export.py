@@ -198,5 +198,9 @@ def test_a_dynamic_dimension_keeps_the_sizes_read_from_it_in_the_graph():
 
     ep = dt.export.export(Flat(), (dt.ones(2, 3, 4),), dynamic_shapes={"x": {0: dt.export.Dim("b")}})
     assert ep.module()(dt.ones(5, 3, 4)).tolist() == [17.0] * 5  # PyTorch 2.13's answer
+    with pytest.raises(AssertionError, match=r"Guard failed: x\.size\(\)\[2\] == 4"):
+        ep.module()(dt.ones(5, 3, 5))  # PyTorch's guard on a static dimension
     fixed = dt.export.export(Flat(), (dt.ones(2, 3, 4),)).module()
     assert fixed(dt.ones(2, 3, 4)).tolist() == [14.0, 14.0]  # specialised to the example's sizes
+    with pytest.raises(AssertionError, match=r"Guard failed: x\.size\(\)\[0\] == 2"):
+        fixed(dt.ones(5, 3, 4))
