@@ -1,22 +1,29 @@
 """``torch.export``: a module's forward captured as a graph, with ``torch.fx``'s symbolic
 tracing (disttorch has no TorchDynamo and no ATen operators).
 
-``export(module, args)`` traces ``module`` with :func:`disttorch.fx.symbolic_trace`, runs the
-graph on the example inputs and checks it gives what the module gives, and returns an
-:class:`ExportedProgram`. Its graph's nodes are the module's own calls (layers, torch
-functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)`` shows that
-graph's code. What fx cannot trace, PyTorch's export cannot either (control flow on a
-tensor's values), with one difference: control flow on a shape, which PyTorch's export
-specialises to the example's shape, raises fx's ``TraceError`` here. ``dynamic_shapes`` is
-checked against the inputs as PyTorch checks it; the graph itself works for any shape the
-module accepts. ``ep.module()`` is a ``GraphModule`` computing what the module computes,
-sharing its parameters and buffers. ``save``/``load`` write and read an archive
+``export(module, args)`` traces ``module`` with :func:`disttorch.fx`'s tracing, each call
+also run on the example inputs (``fx/_example_trace.py``): what is no tensor (a size, a
+dimension count, a dtype, an input such as ``use_cache=False``) is the example's value, so
+shapes are specialised to the example's as PyTorch's export does, and a forward may slice,
+loop or branch on them. A forward wrapped by a decorator taking ``(*args, **kwargs)`` and
+one returning a registered pytree container (transformers' ``ModelOutput``) are exported
+too, and a tensor's proxy answers ``isinstance(x, torch.Tensor)`` and ``callable(x)`` as the
+tensor does (einops picks its backend so). The graph is then run on the examples and checked against the module, and an
+:class:`ExportedProgram` returned. Its graph's nodes are the module's own calls (layers,
+torch functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)``
+shows that graph's code. Control flow on a tensor's values raises fx's ``TraceError``, as
+PyTorch's export refuses it. ``dynamic_shapes`` is checked against the inputs as PyTorch
+checks it; when it names a dimension, sizes are recorded instead of fixed (the graph then
+follows other sizes, and a forward branching on a size raises ``TraceError``, as plain
+fx tracing does). ``ep.module()`` is a ``GraphModule`` computing what the module computes, sharing its
+parameters and buffers. ``save``/``load`` write and read an archive
 (``_module_archive.py``) in any disttorch process; PyTorch's ``.pt2`` files cannot be read,
 nor ours by PyTorch.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import warnings
@@ -25,7 +32,9 @@ from typing import Any, BinaryIO
 from ._module_archive import EXPORTED_PROGRAM
 from ._module_archive import read as read_archive
 from ._module_archive import write as write_archive
-from .fx import GraphModule, symbolic_trace
+from ._tensor import Tensor
+from .fx import Graph, GraphModule
+from .fx._example_trace import ExampleTracer
 from .nn.modules.module import Module
 from .utils import _pytree
 
@@ -68,14 +77,17 @@ class ExportedProgram:
     """A module's forward as a graph (see the module docstring). Not callable itself, as in
     PyTorch: call :meth:`module`'s result."""
 
-    def __init__(self, root: Module, graph_module: GraphModule, example_inputs: tuple) -> None:
+    def __init__(
+        self, root: Module, graph_module: GraphModule, example_inputs: tuple, guards: tuple = ()
+    ) -> None:
         self._root, self.graph_module, self.example_inputs = root, graph_module, example_inputs
+        self._guards = guards  # (input name, dim, size) the graph was specialised to
         nodes = list(graph_module.graph.nodes)
         outputs = _pytree.tree_leaves(nodes[-1].args[0]) if nodes and nodes[-1].op == "output" else []
         self.graph_signature = ExportGraphSignature(
             [name for name, _ in root.named_parameters()],
             [name for name, _ in root.named_buffers()],
-            tuple(n.target for n in nodes if n.op == "placeholder"),
+            tuple(_user_input(n) for n in nodes if n.op == "placeholder"),
             tuple(getattr(o, "name", str(o)) for o in outputs),
         )
         self.range_constraints: dict = {}
@@ -90,8 +102,14 @@ class ExportedProgram:
         return {**dict(self._root.named_parameters()), **dict(self._root.named_buffers())}
 
     def module(self) -> GraphModule:
-        """A ``GraphModule`` running the graph, sharing the module's parameters and buffers."""
-        return GraphModule(self._root, self.graph_module.graph, "GraphModule")
+        """A ``GraphModule`` running the graph, sharing the module's parameters and buffers;
+        an input whose size differs from the example's where the graph is specialised to it
+        raises PyTorch's ``AssertionError('Guard failed: x.size()[0] == 2')``."""
+        gm = GraphModule(self._root, self.graph_module.graph, "GraphModule")
+        guards = getattr(self, "_guards", ())  # (an archive written before guards: none)
+        if guards:
+            gm.register_forward_pre_hook(functools.partial(_check_guards, guards), with_kwargs=True)
+        return gm
 
     def run_decompositions(self, decomp_table: dict | None = None, **kwargs: Any) -> ExportedProgram:
         """This program: its nodes are already the calls disttorch runs (no ATen to lower)."""
@@ -113,6 +131,18 @@ class ExportedProgram:
         )
 
 
+def _user_input(node: Any) -> Any:
+    """A placeholder as the signature names it: its name, or the constant it was fixed to (an
+    input holding no tensor, such as ``use_cache=False``: PyTorch lists the value)."""
+    value = node.meta.get("val", _NO_VALUE)
+    if value is _NO_VALUE or any(isinstance(x, Tensor) for x in _pytree.tree_leaves(value)):
+        return node.target
+    return value
+
+
+_NO_VALUE = object()
+
+
 def export(
     mod: Module,
     args: tuple = (),
@@ -123,8 +153,9 @@ def export(
     preserve_module_call_signature: tuple = (),
 ) -> ExportedProgram:
     """Capture ``mod``'s forward on the example ``args``/``kwargs`` (see the module
-    docstring). Raises fx's ``TraceError`` (``torch.fx.proxy``) where the forward's control flow depends on a
-    traced value, and ``ValueError`` when the graph disagrees with the module on the examples."""
+    docstring). Raises fx's ``TraceError`` (``torch.fx.proxy``) where the forward's control
+    flow depends on a tensor's values, and ``ValueError`` when the graph disagrees with the
+    module on the examples."""
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
     if not isinstance(args, tuple):
@@ -132,36 +163,72 @@ def export(
     kwargs = dict(kwargs or {})
     bound = inspect.signature(mod.forward).bind(*args, **kwargs)
     _check_dynamic_shapes(list(bound.arguments), dynamic_shapes)
-    # an argument the example leaves out keeps its default, as a constant of the graph
+    # an argument the example leaves out keeps its default, as a constant of the graph (an
+    # empty *args or **kwargs: no input, as PyTorch's graph has none for them)
+    empty = {inspect.Parameter.VAR_POSITIONAL: (), inspect.Parameter.VAR_KEYWORD: {}}
     left_out = {
-        p.name: p.default
+        p.name: empty.get(p.kind, p.default)
         for p in bound.signature.parameters.values()
-        if p.name not in bound.arguments and p.default is not inspect.Parameter.empty
+        if p.name not in bound.arguments and (p.default is not inspect.Parameter.empty or p.kind in empty)
     }
+    examples = {**bound.arguments, **{f"{n}_1": v for n, v in left_out.items()}}
+    dynamic = any(
+        isinstance(d, Dim) or d in (Dim.AUTO, Dim.DYNAMIC) for d in _pytree.tree_leaves(dynamic_shapes)
+    )
+    tracer = ExampleTracer(examples, symbolic_sizes=dynamic)
     with warnings.catch_warnings():  # (fx cannot check a default that is no number: a constant here)
         warnings.filterwarnings("ignore", message="Was not able to add assertion")
-        traced = _without_inputs(symbolic_trace(mod, concrete_args=left_out), [f"{n}_1" for n in left_out])
+        graph = tracer.trace(mod, concrete_args=left_out)
+    _drop_inputs(graph, [f"{n}_1" for n in left_out])
+    traced = GraphModule(tracer.root, graph, type(mod).__name__)
     from .autograd.grad_mode import no_grad
 
     with no_grad():
         expected, got = mod(*args, **kwargs), traced(*args, **kwargs)
     if _pytree.tree_structure(expected) != _pytree.tree_structure(got):
         raise ValueError("torch.export: the traced graph returns another structure than the module")
-    return ExportedProgram(mod, traced, (args, kwargs))
+    dims = _dynamic_dims(dynamic_shapes, list(bound.arguments))
+    guards = tuple(
+        (name, d, size)
+        for name, value in bound.arguments.items()
+        if isinstance(value, Tensor)
+        for d, size in enumerate(value.shape)
+        if d not in dims.get(name, ())
+    )
+    return ExportedProgram(mod, traced, (args, kwargs), guards)
 
 
-def _without_inputs(traced: GraphModule, names: list[str]) -> GraphModule:
-    """``traced`` without the placeholders ``names`` (the inputs fx keeps for arguments fixed
+def _dynamic_dims(dynamic_shapes: Any, names: list[str]) -> dict[str, set[int]]:
+    """The dimensions ``dynamic_shapes`` leaves free, by input name."""
+    if dynamic_shapes is None:
+        return {}
+    spec = dynamic_shapes if isinstance(dynamic_shapes, dict) else dict(zip(names, dynamic_shapes))
+    free: dict[str, set[int]] = {}
+    for name, dims in spec.items():
+        pairs = dims.items() if isinstance(dims, dict) else enumerate(dims or ())
+        free[name] = {d for d, v in pairs if v is not None and v != Dim.STATIC}
+    return free
+
+
+def _check_guards(guards: tuple, module: Module, args: tuple, kwargs: dict) -> None:
+    """A forward pre-hook: the inputs have the sizes the graph was specialised to."""
+    given = inspect.signature(module.forward).bind(*args, **kwargs).arguments
+    for name, d, size in guards:
+        value = given.get(name)
+        if isinstance(value, Tensor) and (value.dim() <= d or value.shape[d] != size):
+            raise AssertionError(f"Guard failed: {name}.size()[{d}] == {size}")
+
+
+def _drop_inputs(graph: Graph, names: list[str]) -> None:
+    """``graph`` without the placeholders ``names`` (the inputs fx keeps for arguments fixed
     to their defaults) and the checks of their values, which are all that use them."""
-    doomed = {n for n in traced.graph.nodes if n.op == "placeholder" and n.name in names}
-    for node in traced.graph.nodes:
+    doomed = {n for n in graph.nodes if n.op == "placeholder" and n.name in names}
+    for node in graph.nodes:
         if any(arg in doomed for arg in node._input_nodes):
             doomed.add(node)
-    for node in reversed(list(traced.graph.nodes)):
+    for node in reversed(list(graph.nodes)):
         if node in doomed:
-            traced.graph.erase_node(node)
-    traced.recompile()
-    return traced
+            graph.erase_node(node)
 
 
 def _check_dynamic_shapes(names: list[str], dynamic_shapes: Any) -> None:

@@ -14,13 +14,14 @@ names (``_Patcher``, ``_autowrap_check``, ``_patch_wrapped_functions``,
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
 import math
 import types
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FunctionType
 from typing import Any
 
@@ -142,17 +143,38 @@ class _Patcher:
 
     def __exit__(self, *exc: object) -> None:
         while self.patches_made:
-            owner, name, old = self.patches_made.pop()
-            if isinstance(owner, dict):
-                if old is _ABSENT:
-                    del owner[name]
-                else:
-                    owner[name] = old
-            elif old is _ABSENT:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, old)
+            _restore(*self.patches_made.pop())
         self.visited.clear()
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """The patches undone while the block runs, then made again: code run for real in
+        the middle of a trace (kernels compiled then) sees the real functions and methods."""
+        made = [
+            (owner, name, owner[name] if isinstance(owner, dict) else owner.__dict__[name])
+            for owner, name, _ in self.patches_made
+        ]
+        for patch in reversed(self.patches_made):
+            _restore(*patch)
+        try:
+            yield
+        finally:
+            for patch in made:
+                _restore(*patch)
+
+
+def _restore(owner: Any, name: str, value: Any) -> None:
+    """``owner.<name>`` (or ``owner[name]`` for a dict) set to ``value``, or removed when
+    ``value`` is ``_ABSENT``."""
+    if isinstance(owner, dict):
+        if value is _ABSENT:
+            del owner[name]
+        else:
+            owner[name] = value
+    elif value is _ABSENT:
+        delattr(owner, name)
+    else:
+        setattr(owner, name, value)
 
 
 def _patch_wrapped_functions(patcher: _Patcher) -> None:
@@ -277,6 +299,7 @@ class Tracer(TracerBase):
             return tracer.getattr(attr, _orig_module_getattr(mod, attr), parameter_proxy_cache)
 
         with _Patcher() as patcher:
+            self.patcher = patcher
             patcher.patch_method(Module, "__call__", module_call, deduplicate=False)
             patcher.patch_method(Module, "__getattr__", module_getattr, deduplicate=False)
             _patch_wrapped_functions(patcher)
@@ -307,7 +330,22 @@ class Tracer(TracerBase):
         ``**kwargs``) and the placeholders (or concrete values) to call it with."""
         params = list(inspect.signature(fn).parameters.values())
         hints = _annotations(fn)
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        stars = [p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if stars and all(p.name in concrete_args for p in stars):
+            return _spreading(fn, params, skip, concrete_args), [
+                self._concrete(p.name, concrete_args[p.name])
+                if p.name in concrete_args
+                else self.create_proxy(
+                    "placeholder",
+                    p.name,
+                    () if p.default is p.empty else (p.default,),
+                    {},
+                    type_expr=hints.get(p.name),
+                )
+                for p in params[skip:]
+                if p not in stars
+            ]
+        if stars:
             fn = _all_positional(fn)
             params.sort(key=lambda p: _CODE_ORDER[p.kind])
         args = []
@@ -365,11 +403,22 @@ _CODE_ORDER = {
 }
 
 
+_VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
 def _all_positional(fn: Callable) -> Callable:
     """``fn`` taking all its parameters positionally, in its code's order, ``*args`` and
     ``**kwargs`` included as plain parameters (so a proxy can stand for each)."""
     if not isinstance(fn, types.FunctionType):
         raise NotImplementedError(f"symbolic_trace: cannot trace *args/**kwargs of {fn!r}")
+    if inspect.unwrap(fn) is not fn:  # PyTorch fails here too ('co_varnames is too small')
+        stars = {p.name: p.kind for p in inspect.signature(fn).parameters.values() if p.kind in _VAR_KINDS}
+        empty = {n: () if kind is inspect.Parameter.VAR_POSITIONAL else {} for n, kind in stars.items()}
+        raise ValueError(
+            f"symbolic_trace: {fn.__qualname__} is a decorator's wrapper around a signature with "
+            f"{', '.join(stars)}, which cannot be inputs of the graph through it: fix them with "
+            f"concrete_args (for instance concrete_args={empty}) or use torch.export.export"
+        )
     co = fn.__code__
     varargs = bool(co.co_flags & inspect.CO_VARARGS) + bool(co.co_flags & inspect.CO_VARKEYWORDS)
     code = co.replace(
@@ -380,6 +429,25 @@ def _all_positional(fn: Callable) -> Callable:
     return types.FunctionType(
         code, fn.__globals__, fn.__name__, None, fn.__closure__
     )  # (no annotations: as PyTorch)
+
+
+def _spreading(fn: Callable, params: list, skip: int, concrete_args: dict[str, Any]) -> Callable:
+    """``fn`` taking its named parameters positionally, keyword-only ones included, with its
+    ``*args``/``**kwargs`` fixed to their ``concrete_args`` values (spread into the call):
+    ``fn``'s code is left as it is, so a ``functools.wraps`` wrapper taking ``(*args,
+    **kwargs)`` around the signature is traced through too."""
+    named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    var_args = next((tuple(concrete_args[p.name]) for p in params if p.kind is p.VAR_POSITIONAL), ())
+    var_kwargs = next((dict(concrete_args[p.name]) for p in params if p.kind is p.VAR_KEYWORD), {})
+
+    def call(*values: Any) -> Any:
+        given = dict(zip([p.name for p in named], values))
+        positional = [given[p.name] for p in named if p.kind is not p.KEYWORD_ONLY]
+        keywords = {p.name: given[p.name] for p in named if p.kind is p.KEYWORD_ONLY}
+        return fn(*positional, *var_args, **keywords, **var_kwargs)
+
+    functools.update_wrapper(call, fn)
+    return call
 
 
 def _assert_is_none(value: object, msg: str) -> None:

@@ -11,7 +11,8 @@ accelerate's ``notebook_launcher`` (its ``torch.numa.binding`` import), Lightnin
 under DDP (``torch._C._distributed_c10d.Reducer``), accelerate's ``clip_grad_value_`` with no
 gradient (PyTorch raises), Opacus's adaptive clipping (``torch.normal`` with a 0-dim tensor std and
 ``size``), transformers' Longformer global attention (an in-place write through a view of an
-einsum's permuted result), PyG's ASAPooling (``index_select`` of a sparse COO matrix)); others keep
+einsum's permuted result), PyG's ASAPooling (``index_select`` of a sparse COO matrix), ``torch.export`` of transformers models (decorated
+forwards, sizes read by the forward, ``ModelOutput``)); others keep
 working usages working (Lightning's Tuner; Lightning's callbacks, loggers and loop limits;
 transformers' generate variants; accelerate's meta-device loading and offloading; Opacus's
 grad-sample modes, DP recurrent layers and accountants; PyG's attention convolutions, autoencoders and explainer;
@@ -20,7 +21,9 @@ ratio's ``flip(dims=...)`` failed before a fix; timm's models and transforms ove
 failed before ``torchvision.models.feature_extraction``; BERT masked-LM with its collator, T5 and
 BART beam search with ``no_repeat_ngram_size``, GPT-2 with gradient checkpointing; accelerate's
 checkpoint naming, accumulation over two models and LocalSGD; einops layers and ``pack``/``unpack``
-with einx, safetensors' shared-storage checks and slices, and datasets into a DataLoader). A probe skips when its library is not installed in
+with einx, safetensors' shared-storage checks and slices, and datasets into a DataLoader; x-transformers' attention and feed-forward variants, accelerate's model hooks,
+sharded checkpoints and TensorBoard tracker, PyG's message passing with max/min/mul and multi-aggregations and its
+scatter/softmax utilities). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 
