@@ -107,18 +107,25 @@ def rank_env(rank: int, world_size: int, port: int, secret: str, env: dict | Non
 
 
 def _wait_all(procs: list[subprocess.Popen], timeout: float) -> tuple[list[bool], list[float]]:
-    """Wait for every process until ``timeout``; kill the rest. Returns (killed, elapsed)."""
+    """Wait for every process until ``timeout``; kill the rest. Returns (killed, elapsed).
+    Interrupted (the test's own timeout, Ctrl-C), it kills them all: no rank outlives its test."""
     start = time.monotonic()
     deadline = start + timeout
     killed, elapsed = [False] * len(procs), [0.0] * len(procs)
-    for i, p in enumerate(procs):
-        try:
-            p.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+    try:
+        for i, p in enumerate(procs):
+            try:
+                p.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                killed[i] = True
+            elapsed[i] = time.monotonic() - start
+    except BaseException:
+        for p in procs:
             p.kill()
             p.wait()
-            killed[i] = True
-        elapsed[i] = time.monotonic() - start
+        raise
     return killed, elapsed
 
 

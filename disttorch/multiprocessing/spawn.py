@@ -201,21 +201,23 @@ def start_processes(
     if not isinstance(nprocs, int) or nprocs < 1:
         raise ValueError(f"nprocs must be a positive integer, got {nprocs!r}")
     ctx = multiprocessing.get_context(start_method)
-    processes, queues = [], []
-    for i in range(nprocs):
-        q = ctx.SimpleQueue()
-        p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
-        p.start()
-        processes.append(p)
-        queues.append(q)
-    context = ProcessContext(processes, queues)
-    if not join:
-        return context
+    processes: list = []
+    queues: list = []
+    context = None
     try:
+        for i in range(nprocs):
+            q = ctx.SimpleQueue()
+            p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
+            p.start()
+            processes.append(p)
+            queues.append(q)
+        context = ProcessContext(processes, queues)
+        if not join:
+            return context
         while not context.join():
             pass
-    except BaseException:  # interrupted (or a child failed): no child outlives the call
-        context.stop()
+    except BaseException:  # interrupted, also while starting (or a child failed): no child outlives the call
+        (context or ProcessContext(processes, queues)).stop()
         raise
     return None
 

@@ -233,19 +233,43 @@ def test_a_hung_worker_fails_the_pass_at_its_timeout_not_five_seconds_later():
     assert time.monotonic() - start < 2.5
 
 
+def _thread_states(pid):
+    """The state letter of each thread of ``pid`` (``T``: stopped by a signal); none once it ended."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # the process ended
+        return []
+    states = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:  # the thread ended
+            pass
+    return states
+
+
+def stop_every_thread(pid):
+    """SIGSTOP ``pid`` and return once all its threads have stopped. ``kill`` only queues the
+    stop: one thread takes it when it next runs and only then stops the others, so a thread
+    woken meanwhile (the resource sharer, by the receiver's connection) could still hand
+    over a tensor on a loaded machine."""
+    import signal
+
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while any(s != "T" for s in _thread_states(pid)) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 class StopsItsSender:
     """Unpickled in the main process, it stops (SIGSTOP) the worker that pickled it."""
 
     def __init__(self):
-        import os
-
         self.pid = os.getpid()
 
     def __reduce__(self):
-        import os
-        import signal
-
-        return (os.kill, (self.pid, signal.SIGSTOP))
+        return (stop_every_thread, (self.pid,))
 
 
 def stop_then_tensor(batch):
@@ -253,6 +277,7 @@ def stop_then_tensor(batch):
 
 
 @pytest.mark.timeout(30)
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads thread states from /proc")
 def test_a_worker_stopped_before_its_tensor_is_received_still_times_out(monkeypatch):
     """A tensor crosses in shared memory, which the receiver asks its sender for: a worker
     stopped between sending a batch and that request froze the loader in ``Queue.get``,

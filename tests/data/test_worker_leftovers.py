@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -26,10 +27,20 @@ def _wait_gone(workers: list, seconds: float = 10.0) -> None:
         time.sleep(0.02)
 
 
+@pytest.fixture
+def ctrl_c_interrupts() -> Iterator[None]:
+    """Python's SIGINT handler in this process, and so in the workers it forks, as an
+    interactive program has: pytest started with SIGINT ignored (a background job, ``nohup``)
+    would fork workers that ignore it, as PyTorch's would, and the Ctrl-C'd one stayed."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and signals")
 def test_workers_ended_by_sigterm_leave_no_temporary_directory_and_sigint_is_quiet(
-    tmp_path, monkeypatch, capfd
+    tmp_path, monkeypatch, capfd, ctrl_c_interrupts
 ):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.delitem(multiprocessing.process.current_process()._config, "tempdir", raising=False)

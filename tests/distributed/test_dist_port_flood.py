@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import psutil
 import pytest
@@ -24,9 +25,18 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPT = os.path.join(HERE, "scripts", "steady_rank.py")
 
 
-def _start_job(duration: float, out_dir: str) -> tuple[list[subprocess.Popen], dict]:
+@pytest.fixture
+def procs() -> Iterator[list[subprocess.Popen]]:
+    """The test's ranks: those still running when it ends (it failed midway) are killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for p in started:
+        p.kill()
+        p.communicate()
+
+
+def _start_job(duration: float, out_dir: str, procs: list[subprocess.Popen]) -> dict:
     port, secret = free_port(), os.urandom(32).hex()
-    procs = []
     for rank in range(2):
         env = dict(
             os.environ,
@@ -50,7 +60,7 @@ def _start_job(duration: float, out_dir: str) -> tuple[list[subprocess.Popen], d
     line = procs[0].stdout.readline()
     m = re.match(r"READY 0 (\d+) (\d+) tcp://([\d.]+):(\d+)", line)
     assert m, line + procs[0].stderr.read()
-    return procs, {"pid": int(m.group(1)), "store": int(m.group(2)), "peer": int(m.group(4))}
+    return {"pid": int(m.group(1)), "store": int(m.group(2)), "peer": int(m.group(4))}
 
 
 def _finish(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
@@ -83,8 +93,8 @@ def _flood(port: int, mechanism: bytes, announced: int, sent: list[int]) -> None
 
 
 @pytest.mark.timeout(180)
-def test_large_frames_before_authentication_do_not_raise_a_ranks_memory(tmp_path):
-    procs, where = _start_job(14.0, str(tmp_path))
+def test_large_frames_before_authentication_do_not_raise_a_ranks_memory(tmp_path, procs):
+    where = _start_job(14.0, str(tmp_path), procs)
     rank0 = psutil.Process(where["pid"])
     time.sleep(1.0)
     baseline = rank0.memory_info().rss
@@ -124,14 +134,14 @@ def _was_dropped(s: socket.socket) -> bool:
 
 
 @pytest.mark.timeout(180)
-def test_two_thousand_idle_connections_leave_the_job_training_and_checkpointing(tmp_path):
+def test_two_thousand_idle_connections_leave_the_job_training_and_checkpointing(tmp_path, procs):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 2200:
         pytest.skip(f"this machine allows only {hard} open files per process")
     resource.setrlimit(
         resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096) if hard != resource.RLIM_INFINITY else 4096), hard)
     )
-    procs, where = _start_job(16.0, str(tmp_path))
+    where = _start_job(16.0, str(tmp_path), procs)
     rank0 = psutil.Process(where["pid"])
     time.sleep(1.0)
     idle = []

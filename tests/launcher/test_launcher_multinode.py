@@ -43,13 +43,17 @@ def start_nodes(*script_args, extra=(), nodes=(0, 1)):
 
 
 def finish(procs, timeout=40):
+    """Each launcher's (exit code, stdout, stderr); all are killed at the end, also those after
+    one that outlived ``timeout``."""
     results = []
-    for proc in procs:
-        try:
+    try:
+        for proc in procs:
             out, err = proc.communicate(timeout=timeout)
-        finally:
+            results.append((proc.returncode, out, err))
+    finally:
+        for proc in procs:
             proc.kill()
-        results.append((proc.returncode, out, err))
+            proc.wait()
     return results
 
 

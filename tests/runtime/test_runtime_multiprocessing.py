@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -247,24 +248,56 @@ def test_spawn_ends_children_stopped_with_nothing_else_running(monkeypatch):
     assert _children_of_this_process() == before
 
 
+class Interrupt(Exception):
+    pass
+
+
+def _interrupt(*_):
+    raise Interrupt
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
 def test_interrupted_spawn_ends_its_stopped_children(monkeypatch):
-    """An exception (here from a timer signal) in the waiting parent ends its children first."""
+    """An exception (here from a signal, SIGUSR1: pytest-timeout's alarm stays armed) in the
+    waiting parent ends its children first."""
     monkeypatch.setattr(sys.modules["disttorch.multiprocessing.spawn"], "STOPPED_GRACE_S", 60.0)
     before = _children_of_this_process()
-
-    class Interrupt(Exception):
-        pass
-
-    def interrupt(*_):
-        raise Interrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
+    old = signal.signal(signal.SIGUSR1, _interrupt)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGUSR1))
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        timer.start()
         with pytest.raises(Interrupt):
             mp.spawn(_stop_self, nprocs=2, start_method="fork")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, old)
     assert _children_of_this_process() == before
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
+def test_spawn_interrupted_while_starting_ends_the_children_it_started(monkeypatch):
+    """An interrupt between two starts (a Ctrl-C, a timer's signal on a loaded machine) left the
+    first child running: here stopped, for ever."""
+    import multiprocessing.context
+
+    start = multiprocessing.context.ForkProcess.start
+    started = []
+
+    def start_once(self):
+        if started:
+            raise Interrupt
+        start(self)
+        started.append(self)
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", start_once)
+    before = _children_of_this_process()
+    try:
+        with pytest.raises(Interrupt):
+            mp.spawn(_stop_self, nprocs=2, start_method="fork")
+        assert _children_of_this_process() == before
+    finally:
+        for p in started:
+            p.kill()
+            p.join()
