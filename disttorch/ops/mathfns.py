@@ -62,7 +62,7 @@ from .dtype_rules import (
 )
 from .elementwise import Addcmul, Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
-from .flat import flat
+from .flat import flat, no_derivative
 from .indexing import _checked_vector_index, check_index_source, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
@@ -372,13 +372,14 @@ def fix(input: Tensor) -> Tensor:
 
 
 def heaviside(input: Tensor, values: Any) -> Tensor:
-    """Step function: 0 below 0, 1 above, ``values`` at 0 (no gradient). Both of one real dtype."""
+    """Step function: 0 below 0, 1 above, ``values`` at 0 (no derivative: backward through it
+    raises, as PyTorch's). Both of one real dtype."""
     x, v = input._data, _t(values)._data
     if x.dtype.kind == "c" or v.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Tensor._make(np.asarray(elementwise(_heaviside, x, v), dtype=x.dtype))
+    return no_derivative(np.asarray(elementwise(_heaviside, x, v), dtype=x.dtype), "heaviside", input, values)
 
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -1743,7 +1744,7 @@ def unique_consecutive(
         diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, rest).any(1) if moved.shape[0] else []
         start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
         vals = np.moveaxis(moved[start], 0, dim)
-    out = [Tensor._make(vals)]
+    out = [no_derivative(np.asarray(vals), "unique_consecutive", input, declared=True)]
     if return_inverse:
         inv = np.cumsum(start) - 1
         out.append(Tensor._make(inv.reshape(x.shape if dim is None else (-1,)).astype(np.int64)))
@@ -2065,16 +2066,16 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:
 def histogram(
     input: Tensor, bins: Any = 100, *, range: Any = None, weight: Any = None, density: bool = False
 ) -> tuple:
-    """``(hist, bin_edges)`` of ``input`` (no gradient)."""
+    """``(hist, bin_edges)`` of ``input`` (``hist`` has no derivative: backward through it
+    raises, as PyTorch's)."""
     b = bins._data if isinstance(bins, Tensor) else bins
     if isinstance(b, int) and b <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension 0")
     h, edges = np.histogram(
         input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
     )
-    return _HISTOGRAM(
-        Tensor._make(h.astype(input._data.dtype)), Tensor._make(edges.astype(input._data.dtype))
-    )
+    hist = no_derivative(h.astype(input._data.dtype), "histogram", input, weight)
+    return _HISTOGRAM(hist, Tensor._make(edges.astype(input._data.dtype)))
 
 
 _HISTOGRAM = _return_type("histogram", ("hist", "bin_edges"))
