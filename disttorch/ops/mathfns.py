@@ -34,7 +34,6 @@ from .._linspace import integer_ends
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
-from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from ..kernels.threads import elementwise
@@ -67,6 +66,7 @@ from .indexing import _checked_vector_index, check_index_source, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .linalg_low_precision import refuse_low_precision
+from .linalg_lu import lu_unpacked
 from .low_batch_products import low_batch_product
 from .opmath import computed_in_float32
 from .shape import _check_join, cat, split, stack
@@ -726,8 +726,7 @@ def lu_unpack(
     LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
 ) -> tuple:
     """``(P, L, U)`` from ``linalg.lu_factor``'s result."""
-    p, low, up = unpack_np(LU_data._data, LU_pivots._data)
-    return _LU_UNPACK(Tensor._make(p), Tensor._make(low), Tensor._make(up))
+    return _LU_UNPACK(*lu_unpacked(LU_data, LU_pivots))
 
 
 _LU_UNPACK = _return_type("lu_unpack", ("P", "L", "U"))
