@@ -59,5 +59,8 @@ def no_derivative(value: np.ndarray, op: str, *inputs: Any, declared: bool = Fal
         name = "".join(p.title() for p in op.strip("_").split("_")) + "Backward0"
         error: Exception = NotImplementedError(f"the derivative for '{op}' is not implemented.")
     else:
-        name, error = "torch::autograd::NotImplemented", RuntimeError(f"derivative for aten::{op} is not implemented")
+        name, error = (
+            "torch::autograd::NotImplemented",
+            RuntimeError(f"derivative for aten::{op} is not implemented"),
+        )
     return Flat.apply(value, name, error, *inputs)

@@ -94,9 +94,7 @@ def hinge_embedding_loss(
     their sum where ``y`` is neither)."""
     reduction = _reduction(reduction, size_average, reduce)
     zero = _const(0, input)
-    margin_part = _ew.where(
-        target != 1, _hinge(margin - input), zero
-    )
+    margin_part = _ew.where(target != 1, _hinge(margin - input), zero)
     same_part = _ew.where(target != -1, input, zero)
     return _reduce(margin_part + same_part, reduction)
 
