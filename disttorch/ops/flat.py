@@ -36,16 +36,24 @@ class Flat(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if ctx.error is not None:
+        if isinstance(ctx.error, Exception):
             raise ctx.error
+        if ctx.error is _UNDEFINED:
+            return (None,) * len(ctx._input_meta)
         zeros = [None if m is None else Tensor._make(np.zeros(*m)) for m in ctx._input_meta[3:]]
         return (None, None, None, *zeros)
 
 
-def flat(value: np.ndarray, name: str, *inputs: Any) -> Tensor:
+#: ``Flat``'s ``error`` for a node that passes no gradient (PyTorch's undefined one: an input's
+#: ``.grad`` stays ``None``), where most pass zeros
+_UNDEFINED = "undefined"
+
+
+def flat(value: np.ndarray, name: str, *inputs: Any, undefined: bool = False) -> Tensor:
     """``value`` as the result of a piecewise-constant op of ``inputs`` (tensors or numbers),
-    its node named ``name`` as PyTorch names it."""
-    return Flat.apply(value, name, None, *inputs)
+    its node named ``name`` as PyTorch names it; with ``undefined`` the node passes no
+    gradient at all (``vector_norm``'s ``ord=0``: the inputs' ``.grad`` stays ``None``)."""
+    return Flat.apply(value, name, _UNDEFINED if undefined else None, *inputs)
 
 
 def no_derivative(value: np.ndarray, op: str, *inputs: Any, declared: bool = False) -> Tensor:

@@ -608,9 +608,9 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
         return a.amax(red, keepdim=keepdim) if x.dim() else a
     if ord == -math.inf:
         return a.amin(red, keepdim=keepdim) if x.dim() else a
-    if ord == 0:  # a count: its gradient is zero (not None), as PyTorch's
+    if ord == 0:  # a count: recorded, but passes no gradient, as PyTorch's
         count = np.sum(a._data != 0, axis=red, keepdims=keepdim)
-        return flat(np.asarray(count).astype(x._data.dtype), "LinalgVectorNormBackward0", x)
+        return flat(np.asarray(count).astype(x._data.dtype), "LinalgVectorNormBackward0", x, undefined=True)
     if x.dim() == 0:
         return a
     if ord == 1:

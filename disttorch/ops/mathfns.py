@@ -792,6 +792,8 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:  # a count of differing coordinates: zero gradients, as PyTorch's
+        return flat(np.count_nonzero(diff._data, axis=-1).astype(diff._data.dtype), "CdistBackward0", x1, x2)
     return named_node(_linalg.vector_norm(diff, p, dim=-1), "CdistBackward0")
 
 
