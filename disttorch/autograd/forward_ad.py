@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from .._creation import zeros_like
 from .._tensor import Tensor
-from . import grad_mode
+from . import grad_mode, transform_leaves
 from .backprop import grad
 
 __all__ = [
@@ -218,7 +218,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         else:  # a view of the primal, as PyTorch's (``dual._base is tensor``)
             with grad_mode.no_grad():
                 dual = tensor.view_as(tensor)
-            dual.requires_grad_(True)
+            transform_leaves.mark(dual.requires_grad_(True))
             lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)

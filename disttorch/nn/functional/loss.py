@@ -34,6 +34,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, ShownNode, named_node
 from ...autograd.grad_mode import is_grad_enabled, recording
+from ...autograd.transform_leaves import requires_grad_of_its_own
 from ...kernels.cascade_sum import cascade_sum
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
@@ -547,8 +548,14 @@ def _check_class_weight(weight: Tensor | None, input: Tensor, target: Tensor, pr
 def _refuse_grad(tensor: Tensor | None, function: str = "nll_loss_forward", argument: str = "weight") -> None:
     """PyTorch's losses without a derivative for an argument (class-index losses' class
     weights, ``binary_cross_entropy``'s weight, ``soft_margin_loss``'s target) refuse a tensor
-    there that asks for one, while grad mode is on."""
-    if isinstance(tensor, Tensor) and tensor.requires_grad and is_grad_enabled():
+    there that asks for one, while grad mode is on (not one that requires grad only for a
+    transform: forward AD's duals, ``torch.func``'s inputs, as PyTorch's)."""
+    if (
+        isinstance(tensor, Tensor)
+        and tensor.requires_grad
+        and is_grad_enabled()
+        and requires_grad_of_its_own(tensor)
+    ):
         raise RuntimeError(
             f"The function '{function}' is not differentiable with respect to argument '{argument}'. "
             "This input cannot have requires_grad True."
