@@ -1054,9 +1054,9 @@ class ReverseCumsum(Function):
     @staticmethod
     def forward(ctx, g, dim):
         x = g._data
+        ctx.dim = dim
         if x.ndim == 0:
             return x.copy()
-        ctx.dim = dim
         return scan_along(lambda b: np.flip(np.cumsum(np.flip(b, dim), axis=dim), dim), x, dim)
 
     @staticmethod
