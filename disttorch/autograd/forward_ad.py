@@ -73,7 +73,8 @@ class Linearization:
 
     def jvp(self, tangents: Sequence[Tensor | None], create_graph: bool = False) -> list[Tensor | None]:
         """``J @ tangents`` for each output (``None`` for an output no input with a tangent
-        reaches). ``None`` tangents count as zero."""
+        reaches; zeros for one reached only through ops of zero derivative, ``ceil``, as
+        PyTorch's forward rules give). ``None`` tangents count as zero."""
         result: list[Tensor | None] = [None] * self.n_out
         pairs = [
             (g, t)
@@ -81,6 +82,9 @@ class Linearization:
             if t is not None and self.depends_on(j)
         ]
         if not pairs:
+            if any(g is not None and t is not None for g, t in zip(self.vjps, tangents)):
+                for k, probe in zip(self.idx, self.probes):
+                    result[k] = zeros_like(probe).detach()
             return result
         with grad_mode.set_grad_enabled(create_graph):
             jv = grad(

@@ -548,4 +548,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"{input._data.shape[1] if input._data.ndim > 1 else 1}."
             )
         w = weight.reshape((-1,) + (1,) * (input._data.ndim - 2))
-    return _ew.where(input > 0, input, input * w)
+    # at x == 0 PyTorch's gradient takes the negative branch (w * g) and its second
+    # derivatives neither: the weight's factor there is a constant
+    at_zero = input * w.detach()
+    return _ew.where(input > 0, input, _ew.where(input < 0, input * w, at_zero))
