@@ -165,6 +165,7 @@ class Elu(Function):
         alpha, scale, input_scale = ctx.alpha, ctx.scale, ctx.input_scale
         if recording():
             slope = _ew.exp(x * input_scale) * (alpha * input_scale)
+            slope = _ew.where(x < 0, slope, slope.detach())  # at 0: no second derivative, as PyTorch's
             return g * (_ew.where(x > 0, 1.0, slope) * scale), None, None, None, None
         return _elu_grad(g._data, x._data, ctx.pos, alpha, scale, input_scale), None, None, None, None
 

@@ -654,6 +654,16 @@ def _elementwise_loss(kind: type, name: str) -> type:
     return Loss
 
 
+def _clamp_inside(d: Tensor, bound: float, per_beta: bool) -> Tensor:
+    """``d.clamp(-bound, bound)`` (Huber) or ``(d / bound).clamp(-1, 1)`` (smooth L1, ``per_beta``):
+    the losses' derivatives. Under ``create_graph`` its own derivative is 0 at ``|d| == bound``,
+    as PyTorch's double backward (clamp's passes there)."""
+    if not recording():
+        return (d / bound).clamp(-1, 1) if per_beta else d.clamp(-bound, bound)
+    edge = d.sign().detach() * (1.0 if per_beta else bound)
+    return _ew.where(d.abs() < bound, d / bound if per_beta else d, edge)
+
+
 class _Mse(_ElementwiseLoss):
     steps_in_dtype = True
 
@@ -692,7 +702,7 @@ class _Huber(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, delta):
-        return d.clamp(-delta, delta)
+        return _clamp_inside(d, delta, False)
 
 
 class _SmoothL1(_ElementwiseLoss):
@@ -707,7 +717,7 @@ class _SmoothL1(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, beta):
-        return d.sign() if beta == 0 else (d / beta).clamp(-1, 1)
+        return d.sign() if beta == 0 else _clamp_inside(d, beta, True)
 
 
 MseLoss = _elementwise_loss(_Mse, "mse_loss")
