@@ -915,8 +915,9 @@ class Norm(Function):
         if weight is not None:  # piecewise-linear norms: constant weights
             return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
         gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
-        if recording():
-            nrm = raw = Norm.apply(a, ctx.dims, True, p, ctx.lanes)
+        if recording():  # (0 where the norm is 0, as below: NaN in Hessians and forward AD else)
+            raw = Norm.apply(a, ctx.dims, True, p, ctx.lanes)
+            nrm = raw.masked_fill(raw == 0, math.inf)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
             kept = _kept_out(ctx, x.shape)
             kept = kept if low is None else kept.astype(low)
