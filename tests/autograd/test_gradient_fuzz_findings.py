@@ -209,3 +209,107 @@ def test_lu_gradients_as_pytorch(torch):
             out.backward()
             grads.append(a.grad.numpy())
         np.testing.assert_allclose(grads[1], grads[0], rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------- second derivatives and transforms
+def test_normalize_is_twice_differentiable():
+    x = dt.tensor(A, requires_grad=True)
+    for p in (1.0, 2.0, 3.0):
+        assert gradgradcheck(lambda a, p=p: dt.nn.functional.normalize(a, p=p, dim=1), (x,))
+
+
+def test_norm_derivatives_at_a_zero_vector(torch):
+    for T in (torch, dt):
+        zero, ones = T.zeros(2, dtype=T.float64), T.ones(2, dtype=T.float64)
+        F = T.nn.functional
+        tangents = [
+            T.func.jvp(lambda a: a.norm(), (zero,), (ones,))[1],
+            T.func.jvp(lambda a: a.norm(p=3), (zero,), (ones,))[1],
+            T.func.jacrev(lambda a: F.cosine_similarity(a, a + 1, dim=0))(zero),
+        ]
+        assert all(not t.isnan().any() for t in tangents)
+    x = dt.tensor([1.0, -2.0, 0.5], dtype=dt.float64, requires_grad=True)
+    assert gradgradcheck(lambda a: a.norm(p=3), (x,))
+
+
+def _kinks(T, x, w):
+    F = T.nn.functional
+    zero = T.zeros_like(x)
+    return [
+        F.prelu(x, w),
+        F.elu(x),
+        F.celu(x, alpha=0.5),
+        F.huber_loss(x, zero, delta=0.5, reduction="none"),
+        F.smooth_l1_loss(x, zero, beta=0.5, reduction="none"),
+    ]
+
+
+def test_second_derivatives_at_kinks_as_pytorch(torch):
+    """At the kinks (0 for prelu and the ELUs, ``|d| == bound`` for the Huber and smooth L1
+    losses) PyTorch's double backward has no second derivative, while the first is one side's."""
+    x = np.array([0.0, 0.5, -0.5, 1.0, -1.5, 0.0])
+    seconds = []
+    for T in (torch, dt):
+        xs, w = T.tensor(x, requires_grad=True), T.tensor([0.25], dtype=T.float64, requires_grad=True)
+        out = []
+        for y in _kinks(T, xs, w):
+            g = T.autograd.grad(
+                (y * T.arange(6, dtype=T.float64)).sum(), (xs, w), create_graph=True, allow_unused=True
+            )
+            penalty = sum((gi * gi).sum() for gi in g if gi is not None)
+            second = T.autograd.grad(penalty, (xs, w), allow_unused=True)
+            out.append([gi.detach().numpy() for gi in g + second if gi is not None])
+        seconds.append(out)
+    for ours, theirs in zip(seconds[1], seconds[0]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    away = dt.tensor(x + 0.1, requires_grad=True)
+    assert gradgradcheck(
+        lambda a: sum(y.sum() for y in _kinks(dt, a, dt.tensor([0.25], dtype=dt.float64))), (away,)
+    )
+
+
+def test_forward_ad_tangent_through_zero_derivative_ops_is_zero():
+    fa = dt.autograd.forward_ad
+    with fa.dual_level():
+        x = fa.make_dual(dt.tensor([1.5, 2.0]), dt.tensor([1.0, 1.0]))
+        for y in (x.ceil(), x.sign() * 2, dt.div(x, 2, rounding_mode="floor")):
+            assert np.array_equal(fa.unpack_dual(y).tangent.numpy(), np.zeros(2))
+        assert fa.unpack_dual(x.detach()).tangent is None
+
+
+def test_jacobians_of_empty_outputs_and_inputs():
+    assert dt.func.hessian(lambda a: dt.logcumsumexp(a, 0).sum())(dt.zeros(1, 0, 3)).shape == (
+        1,
+        0,
+        3,
+        1,
+        0,
+        3,
+    )
+    assert dt.func.jacrev(lambda a: a.cumprod(0))(dt.zeros(3, 0)).shape == (3, 0, 3, 0)
+    x = dt.zeros(2, 2, 0, dtype=dt.float64, requires_grad=True)
+    w, b = (
+        dt.zeros(1, 0, dtype=dt.float64, requires_grad=True),
+        dt.ones(1, dtype=dt.float64, requires_grad=True),
+    )
+    out = dt.nn.functional.linear(x, w, b)
+    out.sum().backward()
+    assert out.shape == (2, 2, 1) and x.grad.shape == (2, 2, 0) and b.grad.item() == 4
+    assert dt.func.jvp(dt.nn.functional.linear, (x, w, b), (x, w, b))[1].shape == (2, 2, 1)
+
+
+def test_cumsum_of_a_zero_dim_tensor_twice_differentiable():
+    x = dt.tensor(0.3, dtype=dt.float64, requires_grad=True)
+    (g,) = dt.autograd.grad(dt.logcumsumexp(x * x, 0), x, create_graph=True)
+    assert dt.autograd.grad(g, x)[0].item() == pytest.approx(2.0)
+
+
+def test_loss_refusals_skip_tensors_a_transform_tracks():
+    F = dt.nn.functional
+    x, w, t = dt.tensor(A[:1]), dt.tensor(B[0, :2]), dt.tensor([[0.2, 0.9, 0.5]], dtype=dt.float64)
+    f = lambda x, w: F.binary_cross_entropy_with_logits(x, t, pos_weight=w.repeat(2)[:3])  # noqa: E731
+    assert dt.func.jacrev(f, argnums=0)(x, w).shape == (1, 3)
+    with dt.autograd.forward_ad.dual_level():
+        fa = dt.autograd.forward_ad
+        assert fa.unpack_dual(f(fa.make_dual(x, dt.ones_like(x)), fa.make_dual(w, w))).tangent is not None
