@@ -1999,15 +1999,11 @@ def slice_scatter(
 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """A copy of ``input`` with ``src`` written on the diagonal of ``dim1``/``dim2``."""
-    x = np.moveaxis(np.zeros(input._data.shape, dtype=bool), (dim1, dim2), (-2, -1))
-    n = min(x.shape[-2] - max(-offset, 0), x.shape[-1] - max(offset, 0))
-    r = np.arange(n) + max(-offset, 0)
-    c = np.arange(n) + max(offset, 0)
-    x[..., r, c] = True
-    mask = Tensor._make(np.moveaxis(x, (-2, -1), (dim1, dim2)))
-    spread = diag_embed(src, offset, dim1, dim2) if src.dim() else src
-    return where(mask, spread, input)
+    """A copy of ``input`` with ``src`` written on the diagonal of ``dim1``/``dim2`` (of any
+    two dims, square or not): ``src`` gets that diagonal's gradient, ``input`` the rest."""
+    out = input.clone()
+    out.diagonal(offset, dim1, dim2).copy_(src)
+    return named_node(out, "DiagonalScatterBackward0")
 
 
 @autocast_op("promote")

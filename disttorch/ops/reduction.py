@@ -334,10 +334,15 @@ class Amax(Function):
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
         return out
 
-    @staticmethod
-    def backward(ctx, g):
+    _nan_hits = False  # a NaN result's gradient to the NaNs (max/min of all elements), else NaN
+
+    @classmethod
+    def backward(cls, ctx, g):
         (a,) = ctx._checked_saved()
-        hit = a._data == _kept_out(ctx, a._data.shape)
+        kept = _kept_out(ctx, a._data.shape)
+        hit = a._data == kept
+        if cls._nan_hits and np.isnan(kept).any():  # PyTorch's evenly_distribute_backward
+            hit = np.isnan(a._data) if np.isnan(kept).all() else hit
         w = hit / hit.sum(axis=ctx.dims, keepdims=True)
         return (
             _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim, w.astype(g._data.dtype, copy=False)),
@@ -351,15 +356,18 @@ class Amin(Amax):
 
 
 class Max(Amax):
-    """``max(input)`` over every element (gradient shared evenly among ties)."""
+    """``max(input)`` over every element (gradient shared evenly among ties, or among the
+    NaNs when the result is NaN, as PyTorch's)."""
 
     _node_name = "MaxBackward1"
+    _nan_hits = True
 
 
 class Min(Amin):
-    """``min(input)`` over every element (gradient shared evenly among ties)."""
+    """``min(input)`` over every element (as :class:`Max`)."""
 
     _node_name = "MinBackward1"
+    _nan_hits = True
 
 
 class MaxDim(Function):

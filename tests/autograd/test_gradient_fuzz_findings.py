@@ -313,3 +313,30 @@ def test_loss_refusals_skip_tensors_a_transform_tracks():
     with dt.autograd.forward_ad.dual_level():
         fa = dt.autograd.forward_ad
         assert fa.unpack_dual(f(fa.make_dual(x, dt.ones_like(x)), fa.make_dual(w, w))).tangent is not None
+
+
+def test_diagonal_scatter_of_a_rectangular_block(torch):
+    r = np.random.default_rng(4)
+    for shape, offset, d1, d2 in [((3, 4, 2), 0, 0, -1), ((2, 3), -1, 1, 0), ((3, 3), 1, 0, 1)]:
+        x = dt.tensor(r.standard_normal(shape), requires_grad=True)
+        src = dt.tensor(r.standard_normal(tuple(x.diagonal(offset, d1, d2).shape)), requires_grad=True)
+        assert gradcheck(lambda x, s, o=offset, a=d1, b=d2: dt.diagonal_scatter(x, s, o, a, b), (x, src))
+        want = torch.diagonal_scatter(
+            torch.tensor(x.detach().numpy()), torch.tensor(src.detach().numpy()), offset, d1, d2
+        )
+        np.testing.assert_array_equal(
+            dt.diagonal_scatter(x, src, offset, d1, d2).detach().numpy(), want.numpy()
+        )
+
+
+def test_max_and_min_of_all_elements_send_a_nan_results_gradient_to_the_nans(torch):
+    grads = []
+    for T in (torch, dt):
+        row = []
+        for f in (lambda a: a.min(), lambda a: a.max(), lambda a: a.amax()):
+            a = T.tensor([float("nan"), 1.0, float("nan")], requires_grad=True)
+            f(a).backward()
+            row.append(a.grad.numpy())
+        grads.append(row)
+    for ours, theirs in zip(grads[1], grads[0]):
+        np.testing.assert_array_equal(ours, theirs)
