@@ -340,3 +340,20 @@ def test_max_and_min_of_all_elements_send_a_nan_results_gradient_to_the_nans(tor
         grads.append(row)
     for ours, theirs in zip(grads[1], grads[0]):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_max_pool_ties_go_to_the_first_maximum_in_row_major_order(torch):
+    """Equal maxima in different rows and columns of a window (``[[0, 1], [1, 0]]``, or -0.0
+    and 0.0): the first in PyTorch's scan order wins, for the indices and the gradient."""
+    x = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, -0.0], [0.0, 1.0, 0.0]])
+    x3 = np.stack([x, x[::-1]])
+    for nd, data in ((2, x[None, None]), (3, x3[None, None])):
+        seen = []
+        for T in (torch, dt):
+            t = T.tensor(data, requires_grad=True)
+            pool = T.nn.functional.max_pool2d if nd == 2 else T.nn.functional.max_pool3d
+            y, i = pool(t, 2, 1, return_indices=True)
+            (y * T.arange(y.numel(), dtype=T.float64).reshape(y.shape)).sum().backward()
+            seen.append((i.numpy(), t.grad.numpy()))
+        np.testing.assert_array_equal(seen[1][0], seen[0][0])
+        np.testing.assert_array_equal(seen[1][1], seen[0][1])
