@@ -343,7 +343,8 @@ class Amax(Function):
         hit = a._data == kept
         if cls._nan_hits and np.isnan(kept).any():  # PyTorch's evenly_distribute_backward
             hit = np.isnan(a._data) if np.isnan(kept).all() else hit
-        w = hit / hit.sum(axis=ctx.dims, keepdims=True)
+        with np.errstate(invalid="ignore"):  # (a NaN amax: no element equals it, NaN as PyTorch's)
+            w = hit / hit.sum(axis=ctx.dims, keepdims=True)
         return (
             _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim, w.astype(g._data.dtype, copy=False)),
             None,
