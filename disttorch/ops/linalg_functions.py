@@ -845,13 +845,17 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
             f"{scalar_type_name(x._data.dtype)}"
         )
     n = x.shape[-1] if N is None else N
-    if n <= 0:
-        raise RuntimeError(f"N must be greater than 1, but got {n}")
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return vander_powers(x, n)
+
+
+def vander_powers(x: Tensor, n: int) -> Tensor:
+    """``x^0, ..., x^(n-1)`` along a new last dim (``n >= 0``: ``torch.vander`` takes 0 and 1)."""
     powers = [x.unsqueeze(-1) ** 0 if x.is_floating_point() else (x.unsqueeze(-1) * 0 + 1)]
     for _ in range(1, n):
         powers.append(powers[-1] * x.unsqueeze(-1))
-
-    return cat(powers, -1)
+    return cat(powers, -1) if n else powers[0][..., :0]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -743,8 +743,16 @@ def triangular_solve(
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
-    """Vandermonde matrix (decreasing powers unless ``increasing``)."""
-    v = _linalg.vander(x, N=N)
+    """Vandermonde matrix (decreasing powers unless ``increasing``); ``N`` may be 0 or 1
+    (``linalg.vander`` refuses them, as PyTorch's)."""
+    if N is None:
+        return vander(x, x.shape[-1], increasing)
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if N <= 1:
+        v = _linalg.vander_powers(x, N)
+    else:
+        v = _linalg.vander(x, N=N)
     return v if increasing else v.flip(-1)
 
 

@@ -357,3 +357,14 @@ def test_max_pool_ties_go_to_the_first_maximum_in_row_major_order(torch):
             seen.append((i.numpy(), t.grad.numpy()))
         np.testing.assert_array_equal(seen[1][0], seen[0][0])
         np.testing.assert_array_equal(seen[1][1], seen[0][1])
+
+
+def test_vander_sizes_as_pytorch():
+    with pytest.raises(RuntimeError, match=r"^N must be greater than 1\.$"):
+        dt.linalg.vander(dt.tensor([1.0, 2.0]), N=1)
+    with pytest.raises(RuntimeError, match=r"^N must be non-negative\.$"):
+        dt.vander(dt.tensor([1.0, 2.0]), N=-1)
+    assert dt.vander(dt.tensor([1.0, 2.0]), N=0).shape == (2, 0)
+    assert dt.vander(dt.tensor([3.0])).tolist() == [[1.0]]
+    x = dt.tensor([0.5, -1.5], dtype=dt.float64, requires_grad=True)
+    assert gradcheck(lambda a: dt.vander(a, N=3), (x,))
