@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from .._creation import zeros_like
 from .._tensor import Tensor
-from . import grad_mode
+from . import grad_mode, transform_leaves
 from .backprop import grad
 
 __all__ = [
@@ -73,7 +73,8 @@ class Linearization:
 
     def jvp(self, tangents: Sequence[Tensor | None], create_graph: bool = False) -> list[Tensor | None]:
         """``J @ tangents`` for each output (``None`` for an output no input with a tangent
-        reaches). ``None`` tangents count as zero."""
+        reaches; zeros for one reached only through ops of zero derivative, ``ceil``, as
+        PyTorch's forward rules give). ``None`` tangents count as zero."""
         result: list[Tensor | None] = [None] * self.n_out
         pairs = [
             (g, t)
@@ -81,6 +82,9 @@ class Linearization:
             if t is not None and self.depends_on(j)
         ]
         if not pairs:
+            if any(g is not None and t is not None for g, t in zip(self.vjps, tangents)):
+                for k, probe in zip(self.idx, self.probes):
+                    result[k] = zeros_like(probe).detach()
             return result
         with grad_mode.set_grad_enabled(create_graph):
             jv = grad(
@@ -218,7 +222,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         else:  # a view of the primal, as PyTorch's (``dual._base is tensor``)
             with grad_mode.no_grad():
                 dual = tensor.view_as(tensor)
-            dual.requires_grad_(True)
+            transform_leaves.mark(dual.requires_grad_(True))
             lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)

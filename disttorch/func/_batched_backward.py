@@ -104,6 +104,11 @@ def _call(node: Any, grads: list, level: Level, call: Callable) -> tuple:
 def _per_entry(node: Any, grads: list, level: Level, call: Callable) -> tuple:
     from ..ops.shape import stack
 
+    if level.size == 0:  # no entries (the Jacobian of an empty output): one of zeros, for the shapes
+        row = call(
+            node, [g._bt_value.new_zeros(g._bt_value.shape[1:]) if level_of(g) is level else g for g in grads]
+        )
+        return tuple(None if r is None else wrap(r.unsqueeze(0)[:0], level) for r in row)
     rows = [
         call(node, [g._bt_value[i] if level_of(g) is level else g for g in grads]) for i in range(level.size)
     ]

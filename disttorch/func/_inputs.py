@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
+from ..autograd.transform_leaves import mark
 from ._batched import Level, check_tracked, rewrap, rewrap_within, to_levels, to_levels_within, tracked_levels
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
@@ -70,7 +71,7 @@ def track(x: Tensor, levels: list[Level] | None = None) -> Tensor:
     levels = tracked_levels() if levels is None else levels
     real = to_levels(x, levels) if levels else x
     with autograd.enable_grad():
-        leaf = real.view_as(real) if real.requires_grad else real.detach().requires_grad_(True)
+        leaf = real.view_as(real) if real.requires_grad else mark(real.detach().requires_grad_(True))
     return rewrap(leaf, levels) if levels else leaf
 
 

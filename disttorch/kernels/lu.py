@@ -1,6 +1,6 @@
 """LU factorisation with partial pivoting (``lu_factor``, ``lu``, ``lu_solve``), batched, in
 NumPy: one vectorised elimination step per column (LAPACK's ``getrf`` ordering, so pivots
-and factors match PyTorch's). No gradients (PyTorch's ``lu`` backward is not provided)."""
+and factors match PyTorch's). The gradient is ``ops/linalg_lu.py``'s."""
 
 from __future__ import annotations
 

@@ -234,7 +234,7 @@ def erfinv(y) -> np.ndarray:
     NumPy steps."""
     loop = compiled(_load_erfinv_loop)
     if loop is not None:
-        src = np.ascontiguousarray(y if getattr(y, "dtype", None) in (np.float32, np.float64) else _f64(y))
+        src = np.asarray(y if getattr(y, "dtype", None) in (np.float32, np.float64) else _f64(y), order="C")
         out = np.empty(src.shape, np.float64)
         loop(src.reshape(-1), out.reshape(-1))
         return out

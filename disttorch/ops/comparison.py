@@ -35,7 +35,7 @@ from ._helpers import (
     wrapped_int,
 )
 from .dtype_rules import check_kernel, refuse_kernel
-from .flat import flat
+from .flat import flat, no_derivative
 from .scalar_self import number_self
 
 __all__ = [
@@ -226,11 +226,16 @@ def _division_like(ufunc: Callable, xa: Any, xb: Any) -> np.ndarray:
         return np.asarray(binary(ufunc, xa, xb))
 
 
+def floor_divide_array(input: Any, other: Any) -> np.ndarray:
+    """The array of ``input // other`` (rounded toward minus infinity; integers stay integers)."""
+    check_kernel("floor_divide", input, other)
+    return _division_like(np.floor_divide, _operand(input), _operand(other))
+
+
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``input // other``: division rounded down (toward minus infinity); integers stay
-    integers. No gradient."""
-    check_kernel("floor_divide", input, other)
-    return Tensor._make(_division_like(np.floor_divide, _operand(input), _operand(other)))
+    integers. No derivative (backward through it raises, as PyTorch's)."""
+    return no_derivative(floor_divide_array(input, other), "floor_divide", input, other)
 
 
 class Modulo(Function):
@@ -641,7 +646,8 @@ def unique(
     values, inverse, counts = np.unique(
         sortable(x), return_inverse=True, return_counts=True, axis=axis, **nan_kw
     )
-    out = [Tensor._make(values.astype(x.dtype, copy=False))]
+    op = "_unique2" if axis is None else "unique_dim"
+    out = [no_derivative(values.astype(x.dtype, copy=False), op, input, declared=True)]
     if return_inverse:
         inv = inverse.reshape(x.shape) if axis is None else inverse.reshape(-1)
         out.append(Tensor._make(inv.astype(np.int64, copy=False)))

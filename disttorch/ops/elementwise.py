@@ -55,9 +55,10 @@ from ..kernels.vml import sqrt as vml_sqrt
 from ..kernels.vml import tanh as vml_tanh
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, check_scalar_operand, in_half, no_complex, wrapped_int
-from .comparison import floor_divide
+from .comparison import floor_divide_array
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
+from .flat import flat
 from .opmath import SCALAR_TAIL, computed_in_float32, is_low, low_result, round_scalar_tail, scalar_of
 from .scalar_self import number_self
 
@@ -1240,7 +1241,7 @@ def mul(input: Any, other: Any) -> Tensor:
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division (``rounding_mode=None``; integers give floats), or ``'trunc'`` /
-    ``'floor'`` rounding (no gradient, integer inputs stay integer)."""
+    ``'floor'`` rounding (a zero gradient, as PyTorch's; integer inputs stay integer)."""
     if rounding_mode is None:
         return Div.apply(input, other)
     if rounding_mode not in ("trunc", "floor"):
@@ -1248,7 +1249,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
         )
     if rounding_mode == "floor":
-        return floor_divide(input, other)
+        return flat(floor_divide_array(input, other), "DivBackward2", input, other)
     xa, xb = arr(input), arr(other)
     rt = result_type(xa, xb)
     if rt.kind in "bc":
@@ -1262,7 +1263,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             q += (xa - q * xb != 0) & ((xa < 0) != (xb < 0))  # floor to truncation
         return Tensor._make(np.asarray(q))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return Tensor._make(np.trunc(binary(np.true_divide, input, other)))
+        return flat(np.asarray(np.trunc(binary(np.true_divide, input, other))), "DivBackward2", input, other)
 
 
 @number_self

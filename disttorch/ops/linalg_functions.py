@@ -6,8 +6,9 @@ solve_triangular) are Functions with PyTorch's backward formulas; norms, pinv, l
 matrix_power, cross, vecdot, multi_dot, vander, tensorinv/tensorsolve, householder_product
 are built from differentiable ops. Differences from PyTorch: complex tensors are not
 supported, so ``eig``/``eigvals`` return the real eigen-decomposition of matrices whose
-eigenvalues are real and raise otherwise; ``lu``, ``lu_factor``, ``lu_solve`` and
-``ldl_*`` have no gradient; decompositions are not twice differentiable.
+eigenvalues are real and raise otherwise; ``lu``, ``lu_factor`` and ``lu_solve`` are
+differentiable (``linalg_lu.py``), ``ldl_*`` have no gradient; decompositions are not twice
+differentiable.
 
 They live in the ops layer (the decompositions' Functions in ``linalg_decomp.py``, the LU
 kernel in ``kernels/lu.py``) so that the top-level legacy names (``disttorch.det``, ...) in
@@ -26,10 +27,11 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import is_grad_enabled
-from ..kernels.lu import lu_factor_np, unpack_np
+from ..kernels.lu import lu_factor_np
 from ..kernels.threads import lapack
 from ._helpers import _return_type, dims_tuple, scalar_type_name
 from .dtype_rules import refuse_kernel, require_same_scalar_type
+from .flat import flat
 from .linalg import matmul
 from .linalg_decomp import (
     QR,
@@ -48,6 +50,7 @@ from .linalg_decomp import (
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
 from .linalg_low_precision import refuse_low_precision
+from .linalg_lu import lu_factor_parts, lu_solve_parts, lu_unpacked
 from .opmath import is_low
 from .reduction import check_no_identity, check_norm_dtype, in_lanes, norm2_in_lanes
 from .shape import cat, sum_to
@@ -403,8 +406,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUFactorResu
     _check_matrix("linalg.lu_factor", A, square=False)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    lu_, piv = lu_factor_np(A._data)
-    return LUFactorResult(Tensor._make(lu_), Tensor._make(piv))
+    return LUFactorResult(*lu_factor_parts(A))
 
 
 def lu_factor_ex(
@@ -417,9 +419,7 @@ def lu_factor_ex(
 
 def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUResult:
     """``A = P L U``: permutation, unit lower-triangular and upper-triangular factors."""
-    lu_, piv = lu_factor(A, pivot=pivot)
-    p, low, up = unpack_np(lu_._data, piv._data)
-    return LUResult(Tensor._make(p), Tensor._make(low), Tensor._make(up))
+    return LUResult(*lu_unpacked(*lu_factor(A, pivot=pivot)))
 
 
 @autocast_op("fp32")
@@ -428,17 +428,7 @@ def lu_solve(
 ) -> Tensor:
     """Solve ``A X = B`` from ``lu_factor(A)``'s result."""
     refuse_low_precision("linalg.lu_solve", LU._data.dtype)
-    p, low, up = unpack_np(LU._data, pivots._data)
-    a = p @ low @ up
-    if adjoint:
-        a = np.swapaxes(a, -1, -2)
-    b = B._data
-    x = (
-        lapack(np.linalg.solve, a, b)
-        if left
-        else np.swapaxes(lapack(np.linalg.solve, np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
-    )
-    return Tensor._make(x)
+    return lu_solve_parts(LU, pivots, B, left, adjoint)
 
 
 def ldl_factor_ex(
@@ -618,15 +608,26 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
         return a.amax(red, keepdim=keepdim) if x.dim() else a
     if ord == -math.inf:
         return a.amin(red, keepdim=keepdim) if x.dim() else a
-    if ord == 0:
-        return (a != 0).to(x.dtype).sum(red, keepdim=keepdim) if x.dim() else (a != 0).to(x.dtype)
+    if ord == 0:  # a count: recorded, but passes no gradient, as PyTorch's
+        count = np.sum(a._data != 0, axis=red, keepdims=keepdim)
+        return flat(np.asarray(count).astype(x._data.dtype), "LinalgVectorNormBackward0", x, undefined=True)
     if x.dim() == 0:
         return a
     if ord == 1:
         return a.sum(red, keepdim=keepdim)
     if ord == 2:
         return _Norm2.apply(x, red, keepdim, in_lanes(x._data, red, own_dtype))
-    return (a**ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
+    if ord < 0:
+        return (a**ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
+    return _masked_power(_masked_power(a, ord).sum(red, keepdim=keepdim), 1.0 / ord)
+
+
+def _masked_power(a: Tensor, exponent: float) -> Tensor:
+    """``a ** exponent`` of a non-negative ``a``, whose zeros stay 0 with a zero gradient (not
+    the NaN or inf of ``0 ** (exponent - 1)``): PyTorch's ``p``-norm gradient, 0 at zero
+    entries and at a zero norm."""
+    nonzero = a != 0
+    return (a.where(nonzero, 1) ** exponent).where(nonzero, 0)
 
 
 class _Norm2(Function):
@@ -844,13 +845,17 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
             f"{scalar_type_name(x._data.dtype)}"
         )
     n = x.shape[-1] if N is None else N
-    if n <= 0:
-        raise RuntimeError(f"N must be greater than 1, but got {n}")
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return vander_powers(x, n)
+
+
+def vander_powers(x: Tensor, n: int) -> Tensor:
+    """``x^0, ..., x^(n-1)`` along a new last dim (``n >= 0``: ``torch.vander`` takes 0 and 1)."""
     powers = [x.unsqueeze(-1) ** 0 if x.is_floating_point() else (x.unsqueeze(-1) * 0 + 1)]
     for _ in range(1, n):
         powers.append(powers[-1] * x.unsqueeze(-1))
-
-    return cat(powers, -1)
+    return cat(powers, -1) if n else powers[0][..., :0]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -34,7 +34,6 @@ from .._linspace import integer_ends
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
-from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from ..kernels.threads import elementwise
@@ -62,11 +61,12 @@ from .dtype_rules import (
 )
 from .elementwise import Addcmul, Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
-from .flat import flat
+from .flat import flat, no_derivative
 from .indexing import _checked_vector_index, check_index_source, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .linalg_low_precision import refuse_low_precision
+from .linalg_lu import lu_unpacked
 from .low_batch_products import low_batch_product
 from .opmath import computed_in_float32
 from .shape import _check_join, cat, split, stack
@@ -372,13 +372,14 @@ def fix(input: Tensor) -> Tensor:
 
 
 def heaviside(input: Tensor, values: Any) -> Tensor:
-    """Step function: 0 below 0, 1 above, ``values`` at 0 (no gradient). Both of one real dtype."""
+    """Step function: 0 below 0, 1 above, ``values`` at 0 (no derivative: backward through it
+    raises, as PyTorch's). Both of one real dtype."""
     x, v = input._data, _t(values)._data
     if x.dtype.kind == "c" or v.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Tensor._make(np.asarray(elementwise(_heaviside, x, v), dtype=x.dtype))
+    return no_derivative(np.asarray(elementwise(_heaviside, x, v), dtype=x.dtype), "heaviside", input, values)
 
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -725,8 +726,7 @@ def lu_unpack(
     LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
 ) -> tuple:
     """``(P, L, U)`` from ``linalg.lu_factor``'s result."""
-    p, low, up = unpack_np(LU_data._data, LU_pivots._data)
-    return _LU_UNPACK(Tensor._make(p), Tensor._make(low), Tensor._make(up))
+    return _LU_UNPACK(*lu_unpacked(LU_data, LU_pivots))
 
 
 _LU_UNPACK = _return_type("lu_unpack", ("P", "L", "U"))
@@ -743,8 +743,16 @@ def triangular_solve(
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
-    """Vandermonde matrix (decreasing powers unless ``increasing``)."""
-    v = _linalg.vander(x, N=N)
+    """Vandermonde matrix (decreasing powers unless ``increasing``); ``N`` may be 0 or 1
+    (``linalg.vander`` refuses them, as PyTorch's)."""
+    if N is None:
+        return vander(x, x.shape[-1], increasing)
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if N <= 1:
+        v = _linalg.vander_powers(x, N)
+    else:
+        v = _linalg.vander(x, N=N)
     return v if increasing else v.flip(-1)
 
 
@@ -792,6 +800,8 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:  # a count of differing coordinates: zero gradients, as PyTorch's
+        return flat(np.count_nonzero(diff._data, axis=-1).astype(diff._data.dtype), "CdistBackward0", x1, x2)
     return named_node(_linalg.vector_norm(diff, p, dim=-1), "CdistBackward0")
 
 
@@ -1743,7 +1753,7 @@ def unique_consecutive(
         diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, rest).any(1) if moved.shape[0] else []
         start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
         vals = np.moveaxis(moved[start], 0, dim)
-    out = [Tensor._make(vals)]
+    out = [no_derivative(np.asarray(vals), "unique_consecutive", input, declared=True)]
     if return_inverse:
         inv = np.cumsum(start) - 1
         out.append(Tensor._make(inv.reshape(x.shape if dim is None else (-1,)).astype(np.int64)))
@@ -1997,15 +2007,11 @@ def slice_scatter(
 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """A copy of ``input`` with ``src`` written on the diagonal of ``dim1``/``dim2``."""
-    x = np.moveaxis(np.zeros(input._data.shape, dtype=bool), (dim1, dim2), (-2, -1))
-    n = min(x.shape[-2] - max(-offset, 0), x.shape[-1] - max(offset, 0))
-    r = np.arange(n) + max(-offset, 0)
-    c = np.arange(n) + max(offset, 0)
-    x[..., r, c] = True
-    mask = Tensor._make(np.moveaxis(x, (-2, -1), (dim1, dim2)))
-    spread = diag_embed(src, offset, dim1, dim2) if src.dim() else src
-    return where(mask, spread, input)
+    """A copy of ``input`` with ``src`` written on the diagonal of ``dim1``/``dim2`` (of any
+    two dims, square or not): ``src`` gets that diagonal's gradient, ``input`` the rest."""
+    out = input.clone()
+    out.diagonal(offset, dim1, dim2).copy_(src)
+    return named_node(out, "DiagonalScatterBackward0")
 
 
 @autocast_op("promote")
@@ -2065,16 +2071,16 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:
 def histogram(
     input: Tensor, bins: Any = 100, *, range: Any = None, weight: Any = None, density: bool = False
 ) -> tuple:
-    """``(hist, bin_edges)`` of ``input`` (no gradient)."""
+    """``(hist, bin_edges)`` of ``input`` (``hist`` has no derivative: backward through it
+    raises, as PyTorch's)."""
     b = bins._data if isinstance(bins, Tensor) else bins
     if isinstance(b, int) and b <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension 0")
     h, edges = np.histogram(
         input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
     )
-    return _HISTOGRAM(
-        Tensor._make(h.astype(input._data.dtype)), Tensor._make(edges.astype(input._data.dtype))
-    )
+    hist = no_derivative(h.astype(input._data.dtype), "histogram", input, weight)
+    return _HISTOGRAM(hist, Tensor._make(edges.astype(input._data.dtype)))
 
 
 _HISTOGRAM = _return_type("histogram", ("hist", "bin_edges"))

@@ -334,11 +334,17 @@ class Amax(Function):
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
         return out
 
-    @staticmethod
-    def backward(ctx, g):
+    _nan_hits = False  # a NaN result's gradient to the NaNs (max/min of all elements), else NaN
+
+    @classmethod
+    def backward(cls, ctx, g):
         (a,) = ctx._checked_saved()
-        hit = a._data == _kept_out(ctx, a._data.shape)
-        w = hit / hit.sum(axis=ctx.dims, keepdims=True)
+        kept = _kept_out(ctx, a._data.shape)
+        hit = a._data == kept
+        if cls._nan_hits and np.isnan(kept).any():  # PyTorch's evenly_distribute_backward
+            hit = np.isnan(a._data) if np.isnan(kept).all() else hit
+        with np.errstate(invalid="ignore"):  # (a NaN amax: no element equals it, NaN as PyTorch's)
+            w = hit / hit.sum(axis=ctx.dims, keepdims=True)
         return (
             _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim, w.astype(g._data.dtype, copy=False)),
             None,
@@ -351,15 +357,18 @@ class Amin(Amax):
 
 
 class Max(Amax):
-    """``max(input)`` over every element (gradient shared evenly among ties)."""
+    """``max(input)`` over every element (gradient shared evenly among ties, or among the
+    NaNs when the result is NaN, as PyTorch's)."""
 
     _node_name = "MaxBackward1"
+    _nan_hits = True
 
 
 class Min(Amin):
-    """``min(input)`` over every element (gradient shared evenly among ties)."""
+    """``min(input)`` over every element (as :class:`Max`)."""
 
     _node_name = "MinBackward1"
+    _nan_hits = True
 
 
 class MaxDim(Function):
@@ -915,8 +924,9 @@ class Norm(Function):
         if weight is not None:  # piecewise-linear norms: constant weights
             return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
         gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
-        if recording():
-            nrm = raw = Norm.apply(a, ctx.dims, True, p, ctx.lanes)
+        if recording():  # (0 where the norm is 0, as below: NaN in Hessians and forward AD else)
+            raw = Norm.apply(a, ctx.dims, True, p, ctx.lanes)
+            nrm = raw.masked_fill(raw == 0, math.inf)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
             kept = _kept_out(ctx, x.shape)
             kept = kept if low is None else kept.astype(low)
@@ -1054,9 +1064,9 @@ class ReverseCumsum(Function):
     @staticmethod
     def forward(ctx, g, dim):
         x = g._data
+        ctx.dim = dim
         if x.ndim == 0:
             return x.copy()
-        ctx.dim = dim
         return scan_along(lambda b: np.flip(np.cumsum(np.flip(b, dim), axis=dim), dim), x, dim)
 
     @staticmethod

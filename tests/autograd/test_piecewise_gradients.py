@@ -1,4 +1,5 @@
-"""Gradients of the piecewise ops, as PyTorch's: rounding, ``sign`` and ``fill`` pass zeros
+"""Gradients of the piecewise ops, as PyTorch's: rounding (``div`` with a ``rounding_mode``
+too), ``sign`` and ``fill`` pass zeros
 back (the result still requires grad); ``%``/``fmod`` pass ``g`` and ``-g * quotient``;
 ``frexp``'s mantissa ``g / 2**exponent``; ``mode`` and ``nanmedian`` values to the element
 picked."""
@@ -22,6 +23,8 @@ FLAT = {
     "round_decimals": lambda t: dt.round(t, decimals=1),
     "sign": lambda t: dt.sign(t),
     "fill": lambda t: dt.fill(t, 2.0),
+    "div_floor": lambda t: dt.div(t, 0.7, rounding_mode="floor"),
+    "div_trunc": lambda t: t.div(dt.tensor(Y), rounding_mode="trunc"),
 }
 
 

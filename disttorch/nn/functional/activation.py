@@ -165,6 +165,7 @@ class Elu(Function):
         alpha, scale, input_scale = ctx.alpha, ctx.scale, ctx.input_scale
         if recording():
             slope = _ew.exp(x * input_scale) * (alpha * input_scale)
+            slope = _ew.where(x < 0, slope, slope.detach())  # at 0: no second derivative, as PyTorch's
             return g * (_ew.where(x > 0, 1.0, slope) * scale), None, None, None, None
         return _elu_grad(g._data, x._data, ctx.pos, alpha, scale, input_scale), None, None, None, None
 
@@ -548,4 +549,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"{input._data.shape[1] if input._data.ndim > 1 else 1}."
             )
         w = weight.reshape((-1,) + (1,) * (input._data.ndim - 2))
-    return _ew.where(input > 0, input, input * w)
+    # at x == 0 PyTorch's gradient takes the negative branch (w * g) and its second
+    # derivatives neither: the weight's factor there is a constant
+    at_zero = input * w.detach()
+    return _ew.where(input > 0, input, _ew.where(input < 0, input * w, at_zero))

@@ -3,6 +3,9 @@ and ``bilinear``."""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, ShownNode
@@ -14,6 +17,12 @@ from ...ops.linalg import check_addmm_dtypes
 from ...ops.sparse_base import SparseBase
 
 __all__ = ["linear", "bilinear"]
+
+
+def _rows(a: Any) -> Any:
+    """An array or tensor ``(*, n)`` as the matrix of its rows (``(0, n)`` and ``(m, 0)`` too,
+    which ``reshape(-1, n)`` cannot tell apart when ``n`` is 0)."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def _linear_node(ndim: int, bias: bool) -> str:
@@ -69,7 +78,7 @@ class LinearFunction(Function):
         if xa.ndim == 2:
             out = blas_matmul(xa, wa.T)
         else:
-            out = blas_matmul(xa.reshape(-1, xa.shape[-1]), wa.T).reshape(xa.shape[:-1] + wa.shape[:1])
+            out = blas_matmul(_rows(xa), wa.T).reshape(xa.shape[:-1] + wa.shape[:1])
         if b is not None:
             out += b._data
         ctx.save_for_backward(x, w)
@@ -112,7 +121,7 @@ class LinearGrad(Function):
     @staticmethod
     def forward(ctx, g, x, w, needs):
         need_x, need_w, need_b = needs
-        ga, xa = g._data.reshape(-1, g.shape[-1]), x._data.reshape(-1, x.shape[-1])
+        ga, xa = _rows(g._data), _rows(x._data)
         ctx.save_for_backward(g, x, w)
         ctx.set_materialize_grads(False)  # an unused gradient stays None, not zeros of shape ()
         products = {"x": (ga, w._data)} if need_x else {}
@@ -128,8 +137,8 @@ class LinearGrad(Function):
     def backward(ctx, ggx, ggw, ggb):
         g, x, w = ctx._checked_saved()
         need_g, need_x, need_w = ctx.needs_input_grad[:3]
-        g2, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])
-        ggx2 = ggx.reshape(-1, ggx.shape[-1]) if ggx is not None else None
+        g2, x2 = _rows(g), _rows(x)
+        ggx2 = _rows(ggx) if ggx is not None else None
         dg = None
         if need_g:  # d<ggx, g W> + d<ggw, g.T x> + d<ggb, sum g>
             terms = [

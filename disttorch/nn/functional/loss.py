@@ -34,6 +34,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, ShownNode, named_node
 from ...autograd.grad_mode import is_grad_enabled, recording
+from ...autograd.transform_leaves import requires_grad_of_its_own
 from ...kernels.cascade_sum import cascade_sum
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
@@ -432,7 +433,7 @@ def cross_entropy(
     if target.requires_grad and target._data.dtype.kind in "fVc":
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     if target._data.dtype.kind in "iub":
-        _refuse_weight_grad(weight)
+        _refuse_grad(weight)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
@@ -515,7 +516,7 @@ def nll_loss(
     (shapes as for ``cross_entropy``); ``'mean'`` divides by the summed target weights."""
     reduction = _reduction(reduction, size_average, reduce)
     _check_class_weight(weight, input, target, "")
-    _refuse_weight_grad(weight)
+    _refuse_grad(weight)
     return NllLoss.apply(input, target, weight, ignore_index, reduction)
 
 
@@ -544,12 +545,19 @@ def _check_class_weight(weight: Tensor | None, input: Tensor, target: Tensor, pr
         )
 
 
-def _refuse_weight_grad(weight: Tensor | None) -> None:
-    """PyTorch's class-index losses give their class weights no gradient, and refuse weights
-    that ask for one."""
-    if weight is not None and weight.requires_grad and is_grad_enabled():
+def _refuse_grad(tensor: Tensor | None, function: str = "nll_loss_forward", argument: str = "weight") -> None:
+    """PyTorch's losses without a derivative for an argument (class-index losses' class
+    weights, ``binary_cross_entropy``'s weight, ``soft_margin_loss``'s target) refuse a tensor
+    there that asks for one, while grad mode is on (not one that requires grad only for a
+    transform: forward AD's duals, ``torch.func``'s inputs, as PyTorch's)."""
+    if (
+        isinstance(tensor, Tensor)
+        and tensor.requires_grad
+        and is_grad_enabled()
+        and requires_grad_of_its_own(tensor)
+    ):
         raise RuntimeError(
-            "The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'. "
+            f"The function '{function}' is not differentiable with respect to argument '{argument}'. "
             "This input cannot have requires_grad True."
         )
 
@@ -646,6 +654,16 @@ def _elementwise_loss(kind: type, name: str) -> type:
     return Loss
 
 
+def _clamp_inside(d: Tensor, bound: float, per_beta: bool) -> Tensor:
+    """``d.clamp(-bound, bound)`` (Huber) or ``(d / bound).clamp(-1, 1)`` (smooth L1, ``per_beta``):
+    the losses' derivatives. Under ``create_graph`` its own derivative is 0 at ``|d| == bound``,
+    as PyTorch's double backward (clamp's passes there)."""
+    if not recording():
+        return (d / bound).clamp(-1, 1) if per_beta else d.clamp(-bound, bound)
+    edge = d.sign().detach() * (1.0 if per_beta else bound)
+    return _ew.where(d.abs() < bound, d / bound if per_beta else d, edge)
+
+
 class _Mse(_ElementwiseLoss):
     steps_in_dtype = True
 
@@ -684,7 +702,7 @@ class _Huber(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, delta):
-        return d.clamp(-delta, delta)
+        return _clamp_inside(d, delta, False)
 
 
 class _SmoothL1(_ElementwiseLoss):
@@ -699,7 +717,7 @@ class _SmoothL1(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, beta):
-        return d.sign() if beta == 0 else (d / beta).clamp(-1, 1)
+        return d.sign() if beta == 0 else _clamp_inside(d, beta, True)
 
 
 MseLoss = _elementwise_loss(_Mse, "mse_loss")
@@ -929,6 +947,7 @@ def binary_cross_entropy(
     """Binary cross-entropy between probabilities ``input`` and ``target`` (same shape and
     dtype; a ``weight`` broadcasts to their shape)."""
     reduction = _reduction(reduction, size_average, reduce)
+    _refuse_grad(weight, "binary_cross_entropy")
     if input.shape == target.shape and input.dtype != target.dtype:
         raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected {input.dtype.scalar_name}")
     if weight is not None and input.shape == target.shape:
@@ -958,6 +977,8 @@ def binary_cross_entropy_with_logits(
     kernel, which computes ``(1 - target) * input`` in ``target``'s dtype, the result has the
     floating ``target``'s dtype; an integer or bool ``target`` is refused."""
     reduction = _reduction(reduction, size_average, reduce)
+    _refuse_grad(weight, "binary_cross_entropy_with_logits")
+    _refuse_grad(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
     if isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype != input.dtype:
         if target._data.dtype.kind == "b":
             refuse_bool_subtraction(target, target)

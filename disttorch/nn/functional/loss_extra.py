@@ -25,7 +25,7 @@ from ...ops.opmath import is_low
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
 from .linear import linear
-from .loss import _reduction, cross_entropy
+from .loss import _reduction, _refuse_grad, cross_entropy
 
 __all__ = [
     "cosine_embedding_loss",
@@ -72,7 +72,13 @@ def margin_ranking_loss(
             f"margin_ranking_loss : All input tensors should have same dimension but got "
             f"sizes: input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
         )
-    return _reduce(relu(-target * (input1 - input2) + margin), reduction)
+    return _reduce(_hinge(-target * (input1 - input2) + margin), reduction)
+
+
+def _hinge(z: Tensor) -> Tensor:
+    """``max(z, 0)`` as PyTorch's ranking and embedding losses compute it (``clamp_min``: at
+    ``z == 0`` the gradient passes, where ``relu``'s is 0)."""
+    return _ew.clamp(z, min=0.0)
 
 
 @autocast_op("fp32")
@@ -88,9 +94,7 @@ def hinge_embedding_loss(
     their sum where ``y`` is neither)."""
     reduction = _reduction(reduction, size_average, reduce)
     zero = _const(0, input)
-    margin_part = _ew.where(
-        target != 1, _ew.clamp(margin - input, min=0.0), zero
-    )  # (clamp_min: its gradient passes at 0)
+    margin_part = _ew.where(target != 1, _hinge(margin - input), zero)
     same_part = _ew.where(target != -1, input, zero)
     return _reduce(margin_part + same_part, reduction)
 
@@ -101,6 +105,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """``log(1 + exp(-y * x))``."""
     reduction = _reduction(reduction, size_average, reduce)
+    _refuse_grad(target, "soft_margin_loss", "target")
     return named_node(_reduce(softplus(-target * input), reduction), "SoftMarginLossBackward0")
 
 
@@ -144,7 +149,7 @@ def cosine_embedding_loss(
     dot = (input1 * input2).sum(-1)
     cos = dot / (((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)).sqrt()
     zero = _const(0, cos)
-    loss = _ew.where(target == 1, 1 - cos, zero) + _ew.where(target == -1, relu(cos - margin), zero)
+    loss = _ew.where(target == 1, 1 - cos, zero) + _ew.where(target == -1, _hinge(cos - margin), zero)
     return _reduce(loss, reduction)
 
 
@@ -178,6 +183,7 @@ def multi_margin_loss(
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    _refuse_grad(weight, "multi_margin_loss")
     _check_margin_input(input)
     _refuse_16_bit("multi_margin_loss_cpu_kernel", input)
     x = input if input.ndim == 2 else input.reshape(1, -1)
@@ -258,7 +264,7 @@ def triplet_margin_loss(
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = _ew.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(relu(margin + d_pos - d_neg), reduction)
+    return _reduce(_hinge(margin + d_pos - d_neg), reduction)
 
 
 def triplet_margin_with_distance_loss(
@@ -282,7 +288,7 @@ def triplet_margin_with_distance_loss(
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_neg = _ew.minimum(d_neg, dist(positive, negative))
-    return _reduce(relu(d_pos - d_neg + margin), reduction)
+    return _reduce(_hinge(d_pos - d_neg + margin), reduction)
 
 
 @autocast_op("fp32")
@@ -298,14 +304,12 @@ def poisson_nll_loss(
 ) -> Tensor:
     """Poisson negative log likelihood: ``exp(x) - y * x`` (``log_input``) or
     ``x - y * log(x + eps)``; ``full`` adds Stirling's term ``y log y - y + log(2 pi y) / 2``
-    where ``y > 1``."""
+    where ``y > 1`` (a function of the target: a target that requires grad gets its derivative)."""
     reduction = _reduction(reduction, size_average, reduce, old_mean=False)
     loss = (input.exp() - target * input) if log_input else (input - target * (input + eps).log())
-    if full:
-        y = target._data
-        safe = np.where(y > 1, y, 1.0)
-        stirling = np.where(y > 1, safe * np.log(safe) - safe + 0.5 * np.log(2 * math.pi * safe), 0)
-        loss = loss + Tensor._make(stirling.astype(loss._data.dtype))
+    if full:  # differentiable in the target, as PyTorch's (NaN where a target of 0 meets log 0)
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
     return _reduce(loss, reduction)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.function import Function, named_node
+from ...autograd.grad_mode import recording
 from ...kernels.reductions import reduce_along
 from ...kernels.threads import elementwise
 
@@ -15,7 +16,8 @@ __all__ = ["normalize"]
 class Normalize(Function):
     """``y = x / max(||x||_p, eps)`` along ``dim``. Where the norm exceeds ``eps``,
     ``dx = g / n - sum(g * x) * dn/dx / n^2`` with ``dn/dx = sign(x) |x|^(p-1) n^(1-p)``;
-    elsewhere ``dx = g / eps``."""
+    elsewhere ``dx = g / eps``. Under ``create_graph`` the same formula in tensor ops, so that
+    it is differentiable again."""
 
     _raw = True
 
@@ -37,6 +39,8 @@ class Normalize(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx._checked_saved()
+        if recording():  # create_graph: the same derivative in tensor ops, differentiable in x
+            return _backward_in_graph(ctx, g, x), None, None, None
         a, n, p = x._data, ctx.n, ctx.p
         above = n > ctx.eps
 
@@ -59,3 +63,15 @@ def normalize(
     if input.is_complex():  # PyTorch's composite form: the norm of the magnitudes
         return input / input.norm(p, dim, keepdim=True).clamp_min(eps)
     return named_node(Normalize.apply(input, float(p), _wrap_dim(dim, input._data.ndim), eps), "DivBackward0")
+
+
+def _backward_in_graph(ctx, g: Tensor, x: Tensor) -> Tensor:
+    """``Normalize``'s input gradient with the norm recomputed from ``x`` in the graph (a
+    gradient penalty or Hessian through ``normalize`` differentiates it again)."""
+    p, dim = ctx.p, ctx.dim
+    n = x.norm(p, dim, keepdim=True)
+    above = Tensor._make(ctx.n > ctx.eps)
+    safe = n.where(above, 1.0)
+    dn = x.sign() * x.abs() ** (p - 1) * safe ** (1 - p)
+    coef = (dn / (safe * safe)).where(above, 0.0)
+    return g / n.clamp_min(ctx.eps) - (g * x).sum(dim, keepdim=True) * coef

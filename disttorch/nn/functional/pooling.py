@@ -188,10 +188,13 @@ def _along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tupl
 
 
 def _stages(geo: _PoolGeometry) -> list:
-    """``(axis, kernel, stride, dilation, out)`` of each spatial dim, in reduction order."""
+    """``(axis, kernel, stride, dilation, out)`` of each spatial dim, in reduction order: the
+    last dim first, so that among equal maxima the first in row-major order wins (each stage
+    keeps the first; the last stage, over dim 2, then picks the first row holding the max), as
+    PyTorch's window scan."""
     return [
         (2 + i, k, s, d, o)
-        for i, (k, s, d, o) in enumerate(zip(geo.kernel, geo.stride, geo.dilation, geo.out))
+        for i, (k, s, d, o) in reversed(list(enumerate(zip(geo.kernel, geo.stride, geo.dilation, geo.out))))
     ]
 
 
@@ -337,15 +340,17 @@ def _max_pool_grad(ctx: MaxPoolNd, g: np.ndarray, winners: Any) -> np.ndarray:
 
 def _flat_indices(winners: list, geo: _PoolGeometry, spatial: tuple) -> np.ndarray:
     """PyTorch's ``return_indices``: each maximum's flat index into its (unpadded) input
-    plane, from the per-stage winners (later dims first, as each stage's winners are
-    indexed by the positions the later stages chose)."""
+    plane, from the per-stage winners (in stage order: the last dim's first). Dim 0's stage
+    ran last, over the maxima of the others: its winners are read first, and each earlier
+    stage's at the positions the later stages chose."""
     d = len(geo.out)
-    out_shape = winners[-1].shape
+    by_dim = winners[::-1]
+    out_shape = by_dim[0].shape
     grid = np.indices(out_shape, sparse=True)
     pos = [None] * d  # padded coordinate of the maximum along each spatial dim
-    for i in reversed(range(d)):
-        index = tuple(grid[: 3 + i]) + tuple(pos[i + 1 :])
-        offset = winners[i][index].astype(np.int64)
+    for i in range(d):
+        index = tuple(grid[:2]) + tuple(pos[:i]) + tuple(grid[2 + i :])
+        offset = by_dim[i][index].astype(np.int64)
         pos[i] = grid[2 + i] * geo.stride[i] + offset * geo.dilation[i]
     flat = np.zeros(out_shape, dtype=np.int64)
     for i in range(d):
