@@ -13,15 +13,13 @@ Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.
 
 from __future__ import annotations
 
-import numba
-
-from .jit import njit
+from .jit import njit, vectorize
 from .jit_intrinsics import fma as _fma
 
 __all__ = ["fma", "multiply_add_into", "scaled_add", "scaled_add_into"]
 
 
-@numba.vectorize(
+@vectorize(
     ["float32(float32, float32, float32)", "float64(float64, float64, float64)"], cache=True, nopython=True
 )
 def fma(a, b, c):  # pragma: no cover - compiled

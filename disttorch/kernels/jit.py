@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["compiled", "fork_waits", "njit"]
+__all__ = ["compiled", "fork_waits", "njit", "vectorize"]
 
 logger = logging.getLogger("disttorch.kernels")
 
@@ -133,6 +133,24 @@ def njit(contract: bool = True, numpy_division: bool = False) -> Callable:
     error_model = "numpy" if numpy_division or not contract else "python"
     fastmath = {"contract"} if contract else False
     return numba.njit(cache=True, nogil=True, fastmath=fastmath, error_model=error_model)
+
+
+def vectorize(signatures: list, **options: Any) -> Callable:
+    """numba's ``vectorize`` (a ufunc of the given signatures, built now) with the program's
+    shown warnings kept, as :func:`njit`'s compiles keep them: numba's ufunc builder leaves a
+    ``warnings.catch_warnings`` block outside its compiler lock."""
+    import numba
+
+    _keep_warnings_shown()
+
+    def build(fn: Callable) -> Any:
+        _guard[0].on_start(None)
+        try:
+            return numba.vectorize(signatures, **options)(fn)
+        finally:
+            _guard[0].on_end(None)
+
+    return build
 
 
 def _keep_warnings_shown() -> None:
