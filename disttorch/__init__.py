@@ -319,6 +319,7 @@ _LAZY_ATTRS = {
     "windows": ("signal", "windows"),
     "get_device_module": ("accelerator", "get_device_module"),
     "PyTorchFileReader": ("serialization.file_reader", "PyTorchFileReader"),
+    "PyTorchFileWriter": ("serialization.file_writer", "PyTorchFileWriter"),
     "ScriptModule": ("jit", "ScriptModule"),
     "ScriptFunction": ("jit", "ScriptFunction"),
     "_standard_gamma": ("distributions.gamma", "_standard_gamma"),

@@ -26,7 +26,7 @@ _REASONS = {
         "import_ir_module_from_buffer parse_ir parse_schema parse_type_comment merge_type_from_type_comment "
         "unify_type_list classes PRIVATE_OPS ThroughputBenchmark BenchmarkConfig BenchmarkExecutionStats "
         "Tag DispatchKey DispatchKeySet ExcludeDispatchKeyGuard DisableTorchFunction "
-        "DisableTorchFunctionSubclass FatalError PyTorchFileWriter "
+        "DisableTorchFunctionSubclass FatalError "
         "DeserializationStorageContext SerializationStorageContext sym_constrain_range "
         "sym_constrain_range_for_size sym_fresh_size "
         "slice_inverse segment_reduce classproperty "

@@ -109,18 +109,21 @@ def publish(module: ModuleType) -> None:
     """Under the alias, give the classes of the disttorch module ``module`` PyTorch's paths, so
     ``type(model.fc)`` prints ``<class 'torch.nn.modules.linear.Linear'>`` and pickles name
     ``torch.`` paths (and the functions defined elsewhere and homed here, such as the public
-    functions' dispatching twins: ``F.relu`` pickles as ``torch.nn.functional.relu``); and register ``module`` under its ``torch.`` name too (``inspect`` and
+    functions' dispatching twins: ``F.relu`` pickles as ``torch.nn.functional.relu``, and the
+    functions of its ``__all__``: ``nn.init.kaiming_uniform_.__module__`` is
+    ``"torch.nn.init"``, which lit-llama's init-skipping mode looks for); and register ``module`` under its ``torch.`` name too (``inspect`` and
     ``typing`` look a class's module up in ``sys.modules``). A class moves to its
     :data:`PYTORCH_HOMES` module when that module holds it (checked from either side, as
     either may finish loading first)."""
     name = module.__name__
+    exported = set(getattr(module, "__all__", ()))
     for key, value in list(vars(module).items()):
         if (
             isinstance(value, FunctionType)
             and value.__module__ == name
-            and value.__globals__["__name__"] != name
-        ):
-            value.__module__ = public_module(name)  # given this home (F.relu's twin): pickles as torch.nn...
+            and (value.__globals__["__name__"] != name or key in exported)
+        ):  # given this home (F.relu's twin) or a public function of it (nn.init.kaiming_uniform_,
+            value.__module__ = public_module(name)  # which modes recognise by its module): torch.nn...
         if not isinstance(value, type):
             continue
         home = private_module(value.__module__)

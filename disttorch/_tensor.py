@@ -672,8 +672,10 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError(_NUMPY_OF_GRAD)
         return self._data if dtype is None else self._data.astype(dtype)
 
-    def __array_wrap__(self, array: np.ndarray, context: Any = None, return_scalar: Any = False) -> "Tensor":
-        """A NumPy ufunc's result on tensors, as a tensor (a bool one as uint8, as PyTorch's)."""
+    def __array_wrap__(self, array: np.ndarray) -> "Tensor":
+        """A NumPy ufunc's result on tensors, as a tensor (a bool one as uint8, as PyTorch's).
+        One argument, as PyTorch's: NumPy 2 warns that it should take ``context`` and
+        ``return_scalar`` (a ``DeprecationWarning`` PyTorch's programs print)."""
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
         return Tensor._make(np.asarray(array))

@@ -6,8 +6,9 @@ unless asked for, so it does nothing), the current accelerator and default devic
 CPU), ``Generator``, the ``__torch_function__`` opt-out and ``_nn._parse_to`` (how
 ``Tensor.to`` reads its arguments), the distributed errors (``_DistStoreError`` & co,
 which are ``torch.distributed``'s ``DistStoreError`` & co), ``_LinAlgError`` (which is
-``torch.linalg.LinAlgError``) and ``_distributed_c10d`` (the C10d classes: process groups,
-stores, DDP's ``Reducer``).
+``torch.linalg.LinAlgError``), ``_distributed_c10d`` (the C10d classes: process groups,
+stores, DDP's ``Reducer``) and ``PyTorchFileReader``/``PyTorchFileWriter`` (zip checkpoints
+record by record).
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ def __getattr__(name: str) -> Any:
         from ..distributed.base import errors
 
         return getattr(errors, name[1:])
+    if name in ("PyTorchFileReader", "PyTorchFileWriter"):  # zip checkpoints record by record
+        from ..serialization import file_reader, file_writer
+
+        return getattr(file_reader if name.endswith("Reader") else file_writer, name)
     if name == "_LinAlgError":  # (``torch.linalg.LinAlgError``)
         from ..ops.linalg_decomp import LinAlgError
 

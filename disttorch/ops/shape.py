@@ -21,7 +21,13 @@ from .._compile import _state as _compile_state
 from .._creation import check_layout, int_sizes
 from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
-from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
+from .._memory_format import (
+    contiguous_format,
+    in_format,
+    is_contiguous_as,
+    preserve_format,
+    suggest_memory_format,
+)
 from .._tensor import Tensor
 from ..autograd import autocast_state
 from ..autograd.function import NO_GRAD_VIEW_TAG, Function, log_view, mark_view, named_node
@@ -524,11 +530,20 @@ class Cat(Function):
         arrays = [t._data for t in tensors]
         out = threads.concatenate(arrays, dim, _join_dtype(arrays))  # raises first on bad shapes
         ctx.dim, ctx.sizes = dim, [a.shape[dim] for a in arrays]
-        return out
+        if not out.flags.c_contiguous and not _all_channels_last(arrays):
+            out = np.ascontiguousarray(out)  # NumPy follows the inputs' dim order; PyTorch's
+        return out  # result is row-major unless every input is channels-last (then so is it)
 
     @staticmethod
     def backward(ctx, g):
         return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+
+
+def _all_channels_last(arrays: list) -> bool:
+    """Whether ``cat`` keeps a channels-last layout: every input suggests the same
+    channels-last format (PyTorch's ``compute_output_memory_format``)."""
+    formats = {suggest_memory_format(a) for a in arrays}
+    return len(formats) == 1 and contiguous_format not in formats
 
 
 class Stack(Function):

@@ -49,6 +49,7 @@ __all__ = [
     "get_safe_globals",
     "get_unsafe_globals_in_checkpoint",
     "load",
+    "normalize_storage_type",
     "safe_globals",
     "save",
 ]
@@ -230,6 +231,14 @@ def _describe(head: bytes, what: str, size: int) -> str:
         f"{what} is not a PyTorch or disttorch checkpoint (it starts with {head[:8]!r}); "
         "disttorch.load reads files written by torch.save or disttorch.save"
     )
+
+
+def normalize_storage_type(storage_type: type) -> type:
+    """The ``torch`` storage class named as ``storage_type`` (``FloatStorage`` ->
+    ``torch.FloatStorage``), as PyTorch's helper that checkpoint writers call."""
+    import disttorch
+
+    return getattr(disttorch, storage_type.__name__)
 
 
 def get_unsafe_globals_in_checkpoint(f: FILE_LIKE) -> list[str]:

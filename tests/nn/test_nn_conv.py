@@ -527,3 +527,17 @@ def test_float16_convolution_gradients_as_pytorch(torch, name):
         assert np.mean(a != b) < 0.01
         np.testing.assert_allclose(a, b, rtol=2**-10, atol=2**-24)
     np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect"])
+def test_conv_forward_with_another_weight(mode):
+    """``Conv2d._conv_forward(x, w, b)`` convolves with the layer's settings and the weight
+    given (LoRA's ConvLoRA, weight-standardised convolutions), gradients flowing into ``w``."""
+    conv = dt.nn.Conv2d(2, 3, 3, stride=2, padding=1, padding_mode=mode, dtype=dt.float64)
+    x = dt.randn(1, 2, 5, 6, dtype=dt.float64)
+    w = (conv.weight * 2.0).detach().requires_grad_()
+    out = conv._conv_forward(x, w, None)
+    pad = F.pad(x, [1, 1, 1, 1], mode="reflect") if mode == "reflect" else x
+    expected = F.conv2d(pad, w, None, 2, 0 if mode == "reflect" else 1)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy())
+    assert gradcheck(lambda w: conv._conv_forward(x, w, conv.bias), (w,))

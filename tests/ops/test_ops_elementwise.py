@@ -838,3 +838,17 @@ def test_pointwise_kernel_layouts_as_pytorch(torch):
         return [op(lib, x).stride() for op in _LAYOUT_KEEPING.values()]
 
     assert strides(dt) == strides(torch)
+
+
+def test_numpy_ufunc_on_a_tensor_warns_as_pytorch(torch):
+    """NumPy 2 warns about ``__array_wrap__``'s one-argument signature, which PyTorch's has
+    (``tensor * ndarray``: vtrace programs print the warning); the result is a tensor."""
+
+    def run(lib):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            out = lib.ones(2) * np.ones(2)
+        return type(out).__name__, [(w.category, str(w.message)) for w in seen]
+
+    assert run(dt) == run(torch)
+    assert run(dt)[1][0][0] is DeprecationWarning

@@ -529,3 +529,16 @@ def test_flip_dims_and_take_along_dim_errors_as_pytorch(torch):
 
     for name, call in calls.items():
         assert answer(dt, call) == answer(torch, call), name
+
+
+def test_cat_of_permuted_tensors_is_row_major_and_keeps_channels_last():
+    """``cat``'s result is row-major unless every input is channels-last, as PyTorch's: a cat
+    of permuted (einsum) results views as a contiguous tensor (Transformer-XL's relative shift)."""
+    b = dt.randn(3, 4, 6, 2).permute(0, 2, 3, 1)
+    out = dt.cat([dt.zeros(3, 1, 2, 4), b], dim=1)
+    assert out.is_contiguous() and out.stride() == (56, 8, 4, 1)
+    assert out.view(7, 3, 2, 4).shape == (7, 3, 2, 4)
+    assert dt.cat([b, b], 1).is_contiguous()
+    cl = dt.randn(2, 3, 4, 5).to(memory_format=dt.channels_last)
+    assert dt.cat([cl, cl], 1).is_contiguous(memory_format=dt.channels_last)
+    assert dt.cat([cl, dt.zeros(2, 3, 4, 5)], 1).is_contiguous()

@@ -1,7 +1,8 @@
 """Under the ``import torch`` alias, disttorch's classes carry PyTorch's module paths: what
 ``type(model.fc)``, ``repr(type(opt))``, ``Linear.__module__`` and pickles show is what
 PyTorch shows (``torch.nn.modules.linear.Linear``, also for classes disttorch defines in
-another file, ``nn.CELU`` -> ``torch.nn.modules.activation.CELU``)."""
+another file, ``nn.CELU`` -> ``torch.nn.modules.activation.CELU``); so do the public functions
+of ``nn.init``, which modes skipping initialisation recognise by their module."""
 
 from __future__ import annotations
 
@@ -34,6 +35,22 @@ PROBE = textwrap.dedent("""
     classes = [type(m) for m in model.modules()] + [type(opt), type(sched)]
     print([a for op, a, _ in pickletools.genops(pickle.dumps(classes, protocol=2)) if op.name == "GLOBAL"])
     print(type(pickle.loads(pickle.dumps(model))[1]), inspect.getsource(nn.Linear.__init__)[:20])
+    import torch.utils._device
+    from torch.overrides import TorchFunctionMode
+    class SkipInit(TorchFunctionMode):  # lit-llama's EmptyInitOnDevice
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if getattr(func, "__module__", None) == "torch.nn.init":
+                return kwargs["tensor"] if "tensor" in kwargs else args[0]
+            return func(*args, **kwargs)
+    w = torch.zeros(2)
+    with SkipInit():
+        nn.init.constant_(w, 3.0)
+        nn.init.kaiming_uniform_(w.view(1, 2))
+    print(w, nn.init.kaiming_uniform_.__module__, nn.init.calculate_gain.__module__)
+    constructors = torch.utils._device._device_constructors()
+    print(torch.empty in constructors, torch.tensor in constructors, torch.zeros_like in constructors)
+    print(torch.serialization.normalize_storage_type(torch.UntypedStorage))
 """)
 
 

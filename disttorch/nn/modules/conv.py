@@ -123,13 +123,16 @@ class _ConvNd(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        """The convolution with this layer's settings and the given ``weight``/``bias``, as
+        PyTorch's (subclasses and LoRA-style wrappers call it with a modified weight)."""
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return self._conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return self._conv(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+            return self._conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return self._conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
