@@ -120,17 +120,7 @@ class _Level:
 def _own_history(tensor: Tensor, lv: _Level) -> bool:
     """Whether ``tensor`` depends on a tensor that requires grad of its own (not only on
     duals made to require grad here), as a Linear layer's output does on its weight."""
-    todo, seen = [tensor.grad_fn], set()
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        leaf = getattr(node, "variable", None)
-        if leaf is not None and id(leaf) not in lv.fresh:
-            return True
-        todo += [n for n, _ in node.next_functions]
-    return False
+    return transform_leaves.reaches_leaf(tensor, lambda leaf: id(leaf) not in lv.fresh)
 
 
 _levels: list[_Level] = []

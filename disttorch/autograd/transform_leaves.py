@@ -7,10 +7,11 @@ checks ask :func:`requires_grad_of_its_own`."""
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 from .._tensor import Tensor
 
-__all__ = ["mark", "requires_grad_of_its_own"]
+__all__ = ["mark", "reaches_leaf", "requires_grad_of_its_own"]
 
 #: the marked tensors by id (not a WeakSet: a tensor's ``==`` is elementwise)
 _LEAVES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -35,6 +36,12 @@ def requires_grad_of_its_own(tensor: Tensor) -> bool:
         return True
     if tensor.grad_fn is None:
         return not _marked(tensor)
+    return reaches_leaf(tensor, lambda leaf: not _marked(leaf))
+
+
+def reaches_leaf(tensor: Tensor, wanted: Callable[[Tensor], bool]) -> bool:
+    """Whether a backward pass from ``tensor`` (which has a ``grad_fn``) reaches a leaf for
+    which ``wanted(leaf)`` holds."""
     todo, seen = [tensor.grad_fn], set()
     while todo:
         node = todo.pop()
@@ -42,7 +49,7 @@ def requires_grad_of_its_own(tensor: Tensor) -> bool:
             continue
         seen.add(id(node))
         leaf = getattr(node, "variable", None)
-        if leaf is not None and not _marked(leaf):
+        if leaf is not None and wanted(leaf):
             return True
         todo += [n for n, _ in node.next_functions]
     return False

@@ -5,52 +5,14 @@ call hung until its RPC timeout (60 s by default)."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 
 import pytest
+from tcp_proxy import TcpProxy
 
 from disttorch.distributed.rpc import agent as rpc_agent
 
 SECRET = b"\x5a" * 32
-
-
-class _SilenceableProxy:
-    """Forwards TCP connections to ``target``; while :attr:`silent` is set it forwards nothing
-    (and closes nothing: the target keeps its side of a connection the client gave up on)."""
-
-    def __init__(self, target: int) -> None:
-        self._target = target
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self.silent = threading.Event()
-        self._open: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self._target))
-            self._open += [client, upstream]
-            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                if not self.silent.is_set():
-                    sink.sendall(data)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self._listener.close()
-        for s in self._open:
-            s.close()
 
 
 def _agent(rank: int) -> tuple[rpc_agent.Agent, str]:
@@ -75,7 +37,7 @@ def test_a_call_over_a_link_that_came_back_is_answered(monkeypatch):
     monkeypatch.setattr(limits, "HEARTBEAT_TIMEOUT_MS", 60_000)  # the callee keeps the old connection
     callee, callee_at = _agent(0)
     caller, caller_at = _agent(1)
-    proxy = _SilenceableProxy(int(callee_at.rsplit(":", 1)[1]))
+    proxy = TcpProxy(int(callee_at.rsplit(":", 1)[1]))
     try:
         callee.connect({0: ("callee", callee_at), 1: ("caller", caller_at)}, SECRET)
         monkeypatch.setattr(limits, "HEARTBEAT_TIMEOUT_MS", 1000)  # the caller's gives up after 1 s

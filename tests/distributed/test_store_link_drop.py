@@ -5,67 +5,22 @@ poll their counters with ``add(key, 0)``: a healed blip that the ranks rode out 
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from datetime import timedelta
 
 import pytest
+from tcp_proxy import TcpProxy
 
 from disttorch.distributed.store import DistNetworkError, TCPStore
 
 SECRET = "11ab" * 8
 
 
-class _Proxy:
-    """Forwards TCP connections from a port of its own to ``target``; :meth:`hold` swallows
-    what clients send from then on, :meth:`drop` closes every connection and forwards again."""
-
-    def __init__(self, target: int) -> None:
-        self._target = target
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._open: list[socket.socket] = []
-        self._held = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(("127.0.0.1", self._target))
-            self._open += [client, server]
-            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket, upstream: bool) -> None:
-        try:
-            while data := source.recv(65536):
-                if not (upstream and self._held):
-                    sink.sendall(data)
-        except OSError:
-            pass
-
-    def hold(self) -> None:
-        self._held = True
-
-    def drop(self) -> None:
-        for s in self._open:
-            s.close()
-        self._open.clear()
-        self._held = False
-
-    def close(self) -> None:
-        self._listener.close()
-        self.drop()
-
-
 @pytest.fixture
 def through_proxy():
     master = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=10), secret=SECRET)
-    proxy = _Proxy(master.port)
+    proxy = TcpProxy(master.port)
     client = TCPStore("127.0.0.1", proxy.port, timeout=timedelta(seconds=10), secret=SECRET)
     yield master, proxy, client
     client.close()
@@ -73,7 +28,7 @@ def through_proxy():
     master.close()
 
 
-def _during_an_outage(proxy: _Proxy, request):
+def _during_an_outage(proxy: TcpProxy, request):
     """``request()``'s outcome when its connection drops while it waits, then comes back."""
     proxy.hold()
     threading.Timer(0.3, proxy.drop).start()

@@ -883,17 +883,21 @@ class Module(StateDictHooks):
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def _backward_hook_kind(self, full: bool) -> None:
+        """Record which kind of backward hook the module has; one module cannot have both."""
+        if getattr(self, "_is_full_backward_hook", None) is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = full
+
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
         """The deprecated (non-full) backward hook: ``hook(module, grad_input, grad_output)``
         of the graph node that made the module's (first) output, whose ``grad_input`` are the
         gradients of that node's inputs only; a returned tuple replaces them. Prefer
         :meth:`register_full_backward_hook`; one module cannot have both kinds."""
-        if getattr(self, "_is_full_backward_hook", None) is True:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a "
-                "single Module. Please use only one of them."
-            )
-        self._is_full_backward_hook = False
+        self._backward_hook_kind(full=False)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
@@ -902,12 +906,7 @@ class Module(StateDictHooks):
         """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
         to the module's tensor inputs are computed; a returned tuple replaces
         ``grad_input``."""
-        if getattr(self, "_is_full_backward_hook", None) is False:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a "
-                "single Module. Please use only one of them."
-            )
-        self._is_full_backward_hook = True
+        self._backward_hook_kind(full=True)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
