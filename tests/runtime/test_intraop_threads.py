@@ -564,7 +564,7 @@ def _losses(a, b, reduction: str):
         + F.smooth_l1_loss(a, b, reduction=reduction, beta=0.5)
         + F.huber_loss(a, b, reduction=reduction, delta=0.7)
         + F.binary_cross_entropy(a.sigmoid(), y, reduction=reduction)
-        + F.binary_cross_entropy_with_logits(a, y, reduction=reduction, pos_weight=b[0, 0].exp())
+        + F.binary_cross_entropy_with_logits(a, y, reduction=reduction, pos_weight=b[0, 0].detach().exp())
         + F.kl_div(a.log_softmax(-1), b.softmax(-1), reduction=kl)
         + F.kl_div(a.log_softmax(-1), b.log_softmax(-1), reduction=kl, log_target=True)
     )
