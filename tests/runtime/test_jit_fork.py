@@ -43,6 +43,17 @@ def _start(target) -> threading.Thread:
     return thread
 
 
+def _hold(context) -> threading.Thread:
+    """A thread that holds ``context`` (a lock, a scope) for half a second, started once it has it."""
+
+    def holder(started):
+        with context:
+            started.set()
+            time.sleep(0.5)
+
+    return _start(holder)
+
+
 @pytest.mark.timeout(30)
 def test_a_fork_waits_for_a_builder_importing_on_another_thread(tmp_path, monkeypatch):
     (tmp_path / "slow_to_import_mod.py").write_text("import time\ntime.sleep(0.5)\n")
@@ -70,12 +81,7 @@ def test_a_fork_waits_for_a_numba_compile_on_another_thread():
     pytest.importorskip("numba")
     from numba.core.compiler_lock import global_compiler_lock
 
-    def compile_(started):
-        with global_compiler_lock:  # as a compile holds it
-            started.set()
-            time.sleep(0.5)
-
-    thread = _start(compile_)
+    thread = _hold(global_compiler_lock)  # as a compile holds it
     try:
         assert _fork_and_wait(lambda: global_compiler_lock._lock.acquire(timeout=5)) == "ok"
     finally:
@@ -109,23 +115,13 @@ def test_a_fork_waits_for_a_random_draw_and_a_first_import_on_another_thread():
 
     lock = dt.default_generator._engine._bits.lock
 
-    def draw(started):
-        with lock:  # as a draw holds it
-            started.set()
-            time.sleep(0.5)
-
-    thread = _start(draw)
+    thread = _hold(lock)  # as a draw holds it
     try:
         assert _fork_and_wait(lambda: lock.acquire(timeout=5)) == "ok"
     finally:
         thread.join(5)
 
-    def first_import(started):
-        with jit.fork_waits():  # as disttorch.__getattr__ imports a subpackage in it
-            started.set()
-            time.sleep(0.5)
-
-    thread = _start(first_import)
+    thread = _hold(jit.fork_waits())  # as disttorch.__getattr__ imports a subpackage in it
     try:
         t0 = time.monotonic()
         assert _fork_and_wait(lambda: True) == "ok" and time.monotonic() - t0 > 0.3
