@@ -440,6 +440,24 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
             "file, or give -m tests.dist_helpers",
         ),
         (["tests"], "script 'tests' is a directory without a __main__.py"),
+        # the option before the script took it as its value
+        (
+            ["--nproc", str(ENV_DUMP)],
+            f"no script given: expected disttorch-launch [options] script.py [script args]; --nproc took "
+            f"'{ENV_DUMP}' as its value, which looks like the script: give --nproc a value first "
+            f"(disttorch-launch --nproc N {ENV_DUMP})",
+        ),
+        # one node: rank 0 hosts the store here, so an address elsewhere could never be reached
+        (
+            ["--nproc", "2", "--master-addr", "192.0.2.1", str(ENV_DUMP)],
+            "--master-addr 192.0.2.1: not an address of this machine, yet with --nnodes 1 every rank "
+            "runs here and rank 0 hosts the store here",
+        ),
+        (["--rdzv-endpoint", "192.0.2.1:29400", str(ENV_DUMP)], "--rdzv-endpoint 192.0.2.1: not an address"),
+        (
+            ["--master-addr", "no-such-host.invalid", str(ENV_DUMP)],
+            "--master-addr='no-such-host.invalid' does not resolve to an address",
+        ),
     ],
 )
 def test_argument_errors(args, message, monkeypatch, capsys):
