@@ -22,7 +22,7 @@ import zmq
 
 from disttorch.distributed.base import auth
 
-from launcher_scripts.harness import alive, assert_all_gone, launch, start, wait_for_files
+from launcher_scripts.harness import StderrClock, alive, assert_all_gone, launch, start, wait_for_files
 
 TRAIN = Path(__file__).resolve().parents[1] / "fault_scripts" / "train_ddp.py"
 STEPS = 16  # 2 epochs of 8 steps (64 samples, 2 ranks, batch 4)
@@ -94,24 +94,6 @@ def test_kill_9_each_rank_then_restart_resumes_exactly(tmp_path, reference, rank
         assert (resumed["epoch"], resumed["step"]) == divmod(resumed["global_step"], STEPS // 2), resumed
     assert same_as(reference, tmp_path), "the resumed run ended with other parameters"
     TALLY["faults survived (run finished, parameters exact)"] += 1
-
-
-class StderrClock(threading.Thread):
-    """Reads a process's stderr, remembering when (time.time()) each line arrived."""
-
-    def __init__(self, stream) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
-
-    def run(self) -> None:
-        for line in self.stream:
-            self.lines.append((time.time(), line))
-
-    def first(self, text: str) -> float:
-        return next(t for t, line in self.lines if text in line)
-
-    def text(self) -> str:
-        return "".join(line for _, line in self.lines)
 
 
 @pytest.mark.timeout(60)
