@@ -510,6 +510,21 @@ def _port_in_use(host: str, port: int) -> bool:
     return False
 
 
+def _program_hint(script: str, script_args: List[str]) -> str:
+    """For a "script" that is a program on PATH: the Python interpreter (``disttorch-launch
+    python train.py``), which the launcher runs itself, or another program (``--no-python``)."""
+    program = None if os.sep in script else shutil.which(script)
+    if program is None:
+        return ""
+    if re.fullmatch(r"python[\d.]*", script):
+        rest = " ".join(script_args) or "script.py"
+        return (
+            f"; {script!r} is the Python interpreter ({program}), which runs every rank's script "
+            f"already: drop it (disttorch-launch [options] {rest})"
+        )
+    return f"; {script!r} is a program on PATH ({program}): add --no-python to run it as each rank"
+
+
 def _check_own_address(parser: argparse.ArgumentParser, host: str, option: str) -> None:
     """On one node every rank runs here and rank 0 hosts the store here: refuse a ``host`` that
     does not resolve or is not this machine, where ranks would wait for a store that never answers."""
@@ -724,7 +739,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     elif not a.module and not os.path.isfile(a.script):
         parser.error(
             f"script {a.script!r} not found (looked in {os.getcwd()}); "
-            f"expected a Python file, or -m module.name for a module"
+            f"expected a Python file, or -m module.name for a module" + _program_hint(a.script, a.script_args)
         )
 
     join_timeout = a.join_timeout

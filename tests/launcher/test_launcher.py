@@ -471,6 +471,23 @@ def test_argument_errors(args, message, monkeypatch, capsys):
     assert "disttorch-launch: error:" in err and message in err, err
 
 
+def test_a_program_on_path_given_as_the_script_is_named(monkeypatch, capsys):
+    # "disttorch-launch --nproc 2 python train.py": the launcher runs Python itself
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
+    interpreter = os.path.basename(sys.executable)
+    with pytest.raises(SystemExit):
+        parse_args(["--nproc", "2", interpreter, "train.py", "--epochs", "2"])
+    assert (
+        f"; {interpreter!r} is the Python interpreter ({sys.executable}), which runs every rank's script "
+        "already: drop it (disttorch-launch [options] train.py --epochs 2)"
+    ) in capsys.readouterr().err
+    monkeypatch.setenv("PATH", "/bin:/usr/bin")
+    with pytest.raises(SystemExit):
+        parse_args(["--nproc", "2", "sh", "-c", "true"])
+    err = capsys.readouterr().err
+    assert "; 'sh' is a program on PATH (/" in err and "): add --no-python to run it as each rank" in err, err
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(
     "args, message",
