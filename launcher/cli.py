@@ -295,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="master_addr",
         default=None,
         metavar="ADDR",
-        help="address of node 0 (default 127.0.0.1 on a single node); workers get it as MASTER_ADDR",
+        help="address of node 0 (default 127.0.0.1 on a single node, where it must be this machine's); "
+        "workers get it as MASTER_ADDR",
     )
     nodes.add_argument(
         *_flag("--master-port"),
