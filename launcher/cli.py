@@ -150,15 +150,29 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.from_env: List[str] = []  # the options torchrun's PET_* variables gave (_torchrun_env_defaults)
+        self.argv: List[str] = []  # the arguments parsed (parse_args sets them)
 
     def error(self, message: str) -> NoReturn:
         if self.from_env:
             message += f" (from torchrun's variables: {', '.join(self.from_env)})"
         if "required: script" in message:  # argparse's wording names the positional arguments
             message = "no script given: expected disttorch-launch [options] script.py [script args]"
+            message += self._swallowed_script()
         elif message.startswith("unrecognized arguments: "):
             message = self._unknown_option(message.split(": ", 1)[1].split()) or message
         self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+    def _swallowed_script(self) -> str:
+        """Where the last argument is the script but the option before it took it as its value
+        (``--nproc train.py``): say so, and how to give the value."""
+        option, value = self.argv[-2:] if len(self.argv) >= 2 else ("", "")
+        action = self._option_string_actions.get(option)
+        if action is None or action.nargs == 0 or not (value.endswith(".py") or os.path.isfile(value)):
+            return ""
+        return (
+            f"; {option} took {value!r} as its value, which looks like the script: give {option} "
+            f"a value first (disttorch-launch {option} {action.metavar or 'VALUE'} {value})"
+        )
 
     def _unknown_option(self, args: List[str]) -> Optional[str]:
         """Name the first unknown option: what torchrun's means here, or the closest of ours."""
@@ -281,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="master_addr",
         default=None,
         metavar="ADDR",
-        help="address of node 0 (default 127.0.0.1 on a single node); workers get it as MASTER_ADDR",
+        help="address of node 0 (default 127.0.0.1 on a single node, where it must be this machine's); "
+        "workers get it as MASTER_ADDR",
     )
     nodes.add_argument(
         *_flag("--master-port"),
@@ -496,6 +511,39 @@ def _port_in_use(host: str, port: int) -> bool:
     return False
 
 
+def _program_hint(script: str, script_args: List[str]) -> str:
+    """For a "script" that is a program on PATH: the Python interpreter (``disttorch-launch
+    python train.py``), which the launcher runs itself, or another program (``--no-python``)."""
+    program = None if os.sep in script else shutil.which(script)
+    if program is None:
+        return ""
+    if re.fullmatch(r"python[\d.]*", script):
+        rest = " ".join(script_args) or "script.py"
+        return (
+            f"; {script!r} is the Python interpreter ({program}), which runs every rank's script "
+            f"already: drop it (disttorch-launch [options] {rest})"
+        )
+    return f"; {script!r} is a program on PATH ({program}): add --no-python to run it as each rank"
+
+
+def _check_own_address(parser: argparse.ArgumentParser, host: str, option: str) -> None:
+    """On one node every rank runs here and rank 0 hosts the store here: refuse a ``host`` that
+    does not resolve or is not this machine, where ranks would wait for a store that never answers."""
+    from disttorch.distributed.base.addresses import check_resolves, is_this_machine
+    from disttorch.distributed.base.errors import DistNetworkError
+
+    try:
+        check_resolves(host, option)
+    except DistNetworkError as exc:
+        parser.error(f"{exc} (on one node, leave {option} out: the ranks meet at 127.0.0.1)")
+    if not is_this_machine(host):
+        parser.error(
+            f"{option} {host}: not an address of this machine, yet with --nnodes 1 every rank runs "
+            "here and rank 0 hosts the store here, so the other ranks could never reach it; leave "
+            f"{option} out (the ranks meet at 127.0.0.1) or give one of this machine's addresses"
+        )
+
+
 def _number(
     parser: argparse.ArgumentParser, option: str, text: str, kind: type, minimum: float, extra: str = ""
 ) -> float:
@@ -593,6 +641,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
     _torchrun_env_defaults(parser, argv)
+    parser.argv = list(argv)
     a = parser.parse_args(argv)
     usable = len(os.sched_getaffinity(0))
     cores = a.cores_per_rank
@@ -654,6 +703,10 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
             f"{port_option} 0: several nodes need a fixed port for node 0's agents' store, the same "
             f"on every node (e.g. {_TORCHRUN_MASTER_PORT}, torchrun's default)"
         )
+    if nnodes == 1 and master_addr is not None:
+        _check_own_address(
+            parser, master_addr, "--rdzv-endpoint" if master_addr != a.master_addr else "--master-addr"
+        )
     if master_port and node_rank == 0 and _port_in_use(master_addr or "127.0.0.1", master_port):
         parser.error(
             f"{port_option} {master_port}: another program or job already uses "
@@ -687,7 +740,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     elif not a.module and not os.path.isfile(a.script):
         parser.error(
             f"script {a.script!r} not found (looked in {os.getcwd()}); "
-            f"expected a Python file, or -m module.name for a module"
+            f"expected a Python file, or -m module.name for a module" + _program_hint(a.script, a.script_args)
         )
 
     join_timeout = a.join_timeout

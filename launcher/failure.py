@@ -41,6 +41,7 @@ class RankExit:
     returncode: int
     time: float  # wall-clock seconds when the launcher saw the exit
     stopped: bool = False  # ended after the launcher began stopping the group
+    exiting: bool = False  # not counted as stopped: it had recorded its failure before the stop
     frozen: bool = False  # was stopped by a signal (SIGSTOP, SIGTSTP) when last looked at
     record: Optional[dict] = field(default=None)  # the rank's error file, if it wrote one
     stalled: str = ""  # why the launcher ended it: stopped by a signal too long (--stopped-timeout)
@@ -73,10 +74,12 @@ class RankExit:
         return text if len(text) <= width else text[: width - 3] + "..."
 
     def how(self) -> str:
-        """``"exit code 3"`` or ``"signal SIGKILL (9)"``."""
+        """``"exit code 3"`` or ``"signal SIGKILL (9)"`` (``", stopped by the launcher as it
+        exited"`` added for a rank that had recorded its failure before the stop)."""
+        how = f"exit code {self.returncode}"
         if self.returncode < 0:
-            return f"signal {signal_name(-self.returncode)} ({-self.returncode})"
-        return f"exit code {self.returncode}"
+            how = f"signal {signal_name(-self.returncode)} ({-self.returncode})"
+        return how + (", stopped by the launcher as it exited" if self.exiting else "")
 
     def status(self) -> str:
         """One word or phrase for the table of ranks."""
@@ -96,6 +99,14 @@ class RankExit:
     @classmethod
     def from_json(cls, data: dict) -> "RankExit":
         return cls(**data)
+
+
+def recorded_before(record: Optional[dict], when: float) -> bool:
+    """Whether ``record`` (a rank's error file) is a failure of its own (an exception or an
+    injected fault, not a lost checkpoint) that it recorded before ``when`` (``time.time()``)."""
+    record = record or {}
+    stamp = record.get("time")
+    return record.get("kind") in ("exception", "fault") and isinstance(stamp, (int, float)) and stamp < when
 
 
 def _hint(root: RankExit, reported_by: Optional[RankExit]) -> List[str]:

@@ -21,7 +21,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 from disttorch._error_file import read_error_file
 
 from . import guardian, output, reaper
-from .failure import RankExit
+from .failure import RankExit, recorded_before
 
 #: Longest time :meth:`WorkerGroup.stop` waits, after SIGKILL, for the workers and their output.
 _DRAIN_S = 5.0
@@ -106,6 +106,10 @@ class WorkerGroup:
         returncode = proc.wait()
         now = time.time()
         stopping = self._stopping_since
+        record = read_error_file(spec.error_file)
+        stopped = stopping is not None and now >= stopping and returncode != 0
+        # one that had recorded its failure before the stop was ending of it: it failed, as it said
+        exiting = stopped and recorded_before(record, stopping)
         ended = RankExit(
             rank=spec.rank,
             local_rank=spec.local_rank,
@@ -114,9 +118,10 @@ class WorkerGroup:
             pid=proc.pid,
             returncode=returncode,
             time=now,
-            stopped=stopping is not None and now >= stopping and returncode != 0,
+            stopped=stopped and not exiting,
+            exiting=exiting,
             frozen=spec.local_rank in self._frozen_since,
-            record=read_error_file(spec.error_file),
+            record=record,
         )
         self.ended[spec.local_rank] = ended
         self.exits.put(ended)

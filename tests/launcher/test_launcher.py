@@ -440,6 +440,24 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
             "file, or give -m tests.dist_helpers",
         ),
         (["tests"], "script 'tests' is a directory without a __main__.py"),
+        # the option before the script took it as its value
+        (
+            ["--nproc", str(ENV_DUMP)],
+            f"no script given: expected disttorch-launch [options] script.py [script args]; --nproc took "
+            f"'{ENV_DUMP}' as its value, which looks like the script: give --nproc a value first "
+            f"(disttorch-launch --nproc N {ENV_DUMP})",
+        ),
+        # one node: rank 0 hosts the store here, so an address elsewhere could never be reached
+        (
+            ["--nproc", "2", "--master-addr", "192.0.2.1", str(ENV_DUMP)],
+            "--master-addr 192.0.2.1: not an address of this machine, yet with --nnodes 1 every rank "
+            "runs here and rank 0 hosts the store here",
+        ),
+        (["--rdzv-endpoint", "192.0.2.1:29400", str(ENV_DUMP)], "--rdzv-endpoint 192.0.2.1: not an address"),
+        (
+            ["--master-addr", "no-such-host.invalid", str(ENV_DUMP)],
+            "--master-addr='no-such-host.invalid' does not resolve to an address",
+        ),
     ],
 )
 def test_argument_errors(args, message, monkeypatch, capsys):
@@ -451,6 +469,23 @@ def test_argument_errors(args, message, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert "disttorch-launch: error:" in err and message in err, err
+
+
+def test_a_program_on_path_given_as_the_script_is_named(monkeypatch, capsys):
+    # "disttorch-launch --nproc 2 python train.py": the launcher runs Python itself
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
+    interpreter = os.path.basename(sys.executable)
+    with pytest.raises(SystemExit):
+        parse_args(["--nproc", "2", interpreter, "train.py", "--epochs", "2"])
+    assert (
+        f"; {interpreter!r} is the Python interpreter ({sys.executable}), which runs every rank's script "
+        "already: drop it (disttorch-launch [options] train.py --epochs 2)"
+    ) in capsys.readouterr().err
+    monkeypatch.setenv("PATH", "/bin:/usr/bin")
+    with pytest.raises(SystemExit):
+        parse_args(["--nproc", "2", "sh", "-c", "true"])
+    err = capsys.readouterr().err
+    assert "; 'sh' is a program on PATH (/" in err and "): add --no-python to run it as each rank" in err, err
 
 
 @pytest.mark.timeout(60)

@@ -5,6 +5,7 @@ is named by the launcher while the others wait);
 a rank that exited 0 while the others wait for it is named; a rank that cannot write its
 error record (a full disk) still shows its exception."""
 
+import re
 import signal
 import subprocess
 import sys
@@ -99,6 +100,21 @@ def test_the_rank_that_raised_leads_and_its_peer_reports_in_one_line(tmp_path):
     rank0 = [line for line in result.stderr.splitlines() if line.startswith("[rank0]:")]
     assert rank0 and not any("process_group.py" in line or "peer_channel.py" in line for line in rank0), rank0
     assert len(rank0) <= 8, rank0  # the user's frames and the message
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_stopped_while_it_exits_still_reports_what_it_raised():
+    # rank 0 records its PeerDiedError at once, then takes 60 s to exit: the launcher stops it
+    # after --stop-delay, and the summary still says what it failed of
+    result = launch("--nproc", 2, "--stop-delay", 3, PEERS, "slow-exit", timeout=50)
+    assert result.returncode == 1, result.stderr
+    summary = result.stderr[result.stderr.index("job failed") :]
+    assert "rank 1 was the first to fail: ValueError: rank 1 cannot go on" in summary, summary
+    assert re.search(
+        r"rank 0 +\(node 0, pid \d+\): failed, signal SIGTERM \(15\), stopped by the launcher as it "
+        r"exited: PeerDiedError: rank 1 left the group",
+        summary,
+    ), summary
 
 
 @pytest.mark.timeout(90)

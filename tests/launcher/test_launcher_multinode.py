@@ -13,7 +13,14 @@ import pytest
 
 from disttorch.launcher.rendezvous import free_port
 
-from launcher_scripts.harness import SCRIPTS, assert_all_gone, recorded_pids, start, wait_for_files
+from launcher_scripts.harness import (
+    SCRIPTS,
+    StderrClock,
+    assert_all_gone,
+    recorded_pids,
+    start,
+    wait_for_files,
+)
 
 pytest.importorskip("zmq")
 MASTER = "127.0.0.2"
@@ -55,6 +62,27 @@ def finish(procs, timeout=40):
             proc.kill()
             proc.wait()
     return results
+
+
+def finish_timed(procs, timeout=40):
+    """As :func:`finish`, with times (``time.time()``): ``([(exit code, stderr, when its first
+    line came: the launcher had started, past its imports), ...], when all had exited)``.
+    A bound on how soon launchers fail counts from there, not from a start a loaded host slows."""
+    clocks = [StderrClock(proc.stderr) for proc in procs]
+    for clock in clocks:
+        clock.start()
+    try:
+        for proc in procs:
+            proc.wait(timeout=timeout)
+        ended = time.time()
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    for clock in clocks:
+        clock.join(timeout=5)
+    results = [(proc.returncode, clock.text(), clock.lines[0][0]) for proc, clock in zip(procs, clocks)]
+    return results, ended
 
 
 @pytest.mark.timeout(90)
@@ -114,11 +142,12 @@ def test_inconsistent_nodes_fail_fast_with_the_reason(tmp_path):
     common = ("--master-addr", MASTER, "--master-port", port, "--nproc", 1, SCRIPTS / "env_dump.py", tmp_path)
     node0 = start("--nnodes", 2, "--node-rank", 0, *common, env=env)
     node1 = start("--nnodes", 3, "--node-rank", 1, *common, env=env)
-    started = time.monotonic()
-    for code, _, err in finish([node1, node0]):
+    results, ended = finish_timed([node1, node0])
+    for code, err, _ in results:
         assert code == 1, err
         assert "node 0 was started with --nnodes 2, node 1 with --nnodes 3; give every node the same" in err
-    assert time.monotonic() - started < 20
+    both_up = max(up for _, _, up in results)  # (the default --join-timeout is 300 s)
+    assert ended - both_up < 20, f"the nodes ended {ended - both_up:.1f} s after both had started"
     assert not list(tmp_path.iterdir())  # no worker was started
 
 
@@ -134,10 +163,11 @@ def test_a_node_with_the_wrong_secret_fails_at_once_and_the_others_stop_together
     other = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
     stranger = start(*common, "--node-rank", 2, "--join-timeout", 20, *script, env=other)
     node1 = start(*common, "--node-rank", 1, "--join-timeout", 30, *script, env=secret)
-    started = time.monotonic()
     node0 = start(*common, "--node-rank", 0, "--join-timeout", 3, *script, env=secret)
-    (code0, _, err0), (code1, _, err1), (code2, _, err2) = finish([node0, node1, stranger])
-    assert time.monotonic() - started < 12  # node 0 closed its store 5 s after giving up
+    results, ended = finish_timed([node0, node1, stranger])
+    (code0, err0, up0), (code1, err1, _), (code2, err2, _) = results
+    # node 0 gives up 3 s after it hosts the store (its first line), and closes it 5 s after that
+    assert ended - up0 < 12, f"the nodes ended {ended - up0:.1f} s after node 0 started"
     assert code2 == 1 and "the job secrets differ" in err2, err2
     for code, err in ((code0, err0), (code1, err1)):
         assert code == 1, err

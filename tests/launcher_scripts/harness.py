@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -53,6 +54,24 @@ def start(*args: str, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+class StderrClock(threading.Thread):
+    """Reads a process's stderr, remembering when (time.time()) each line arrived."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.lines = stream, []
+
+    def run(self) -> None:
+        for line in self.stream:
+            self.lines.append((time.time(), line))
+
+    def first(self, text: str) -> float:
+        return next(t for t, line in self.lines if text in line)
+
+    def text(self) -> str:
+        return "".join(line for _, line in self.lines)
 
 
 def wait_for_files(directory: Path, pattern: str, count: int, timeout: float = 30) -> List[Path]:
