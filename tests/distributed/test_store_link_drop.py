@@ -6,6 +6,9 @@ counters with ``add(key, 0)``: a healed blip that the ranks rode out stopped the
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -103,3 +106,33 @@ def test_changes_in_flight_through_an_outage_apply_exactly_once(through_proxy, l
     finally:
         for client in clients.values():
             client.close()
+
+
+MASTER = """
+import sys, time
+from datetime import timedelta
+from disttorch.distributed.store import TCPStore
+store = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=30), secret=sys.argv[1])
+print(store.port, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_change_waiting_on_a_frozen_store_host_is_applied_once_when_it_resumes():
+    """The process hosting the store is stopped (SIGSTOP) for 3.5 s, past the heartbeat timeout,
+    while a client's ``add`` waits: the client reconnects when it resumes, and the count is
+    right."""
+    master = subprocess.Popen([sys.executable, "-c", MASTER, SECRET], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(master.stdout.readline())
+        with TCPStore("127.0.0.1", port, timeout=timedelta(seconds=10), secret=SECRET) as client:
+            client.add("count", 1)
+            master.send_signal(signal.SIGSTOP)
+            threading.Timer(3.5, master.send_signal, args=(signal.SIGCONT,)).start()
+            assert client.add("count", 1) == 2
+            assert client.add("count", 0) == 2
+    finally:
+        master.send_signal(signal.SIGCONT)
+        master.kill()
+        master.wait()
