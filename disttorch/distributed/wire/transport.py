@@ -77,7 +77,7 @@ from typing import Callable, Deque
 import numpy as np
 import zmq
 
-from ..._process_state import stopped_by_signal
+from ..._process_state import ended, stopped_by_signal
 from ..base import auth
 from ..base.addresses import address_towards
 from ..base.errors import AuthenticationError, DistNetworkError
@@ -401,6 +401,14 @@ class Transport:
                     raise AuthenticationError(p.auth_failure)
             if not missing:
                 return
+            for p in missing:
+                pid = self._local_pids.get(p.rank)
+                if pid is not None and ended(pid):
+                    self.close()
+                    raise DistNetworkError(
+                        f"{self._name(p.rank)} (process {pid} of this host) ended before "
+                        f"{self._name(self.rank)} could connect to it: its output says why"
+                    )
             if time.monotonic() > deadline:
                 names = ", ".join(self._name(p.rank) for p in missing)
                 self.close()
