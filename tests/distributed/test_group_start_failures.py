@@ -1,6 +1,7 @@
-"""A peer of this host that ends while a group starts (before it connected, or before it
-fetched the shared-memory segment) is named at once: the ranks still starting the group
-do not wait for it until the timeout (30 minutes by default)."""
+"""A peer that fails or ends while a group starts is named at once: the ranks still starting
+the group do not wait for it until the timeout (30 minutes by default). A rank whose start
+fails says why in the store; a peer of this host whose process ended (before it connected,
+or before it fetched the shared-memory segment) is seen to have ended."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from disttorch.distributed.base.errors import DistNetworkError
+from disttorch.distributed.base.errors import DistNetworkError, DistStoreError
 from disttorch.distributed.store import HashStore
 from disttorch.distributed.wire import shm, transport
 
@@ -56,4 +57,29 @@ def test_the_leader_stops_handing_out_the_segment_to_a_rank_that_ended():
         server.close()
         os.close(fd)
         mapping.close()
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.timeout(30)
+def test_a_rank_whose_start_fails_says_why_and_the_ranks_waiting_for_it_raise_that():
+    store = HashStore()
+    with pytest.raises(DistStoreError, match="rank 1 did not publish its address"):
+        transport.Transport(store, "g/", rank=0, size=2, group_id=7, timeout=0.3)  # rank 1 never comes
+    assert store.add("g/failures", 0) == 1
+    assert store.get("g/failed/0").startswith(b"DistStoreError: rank 1 did not publish its address")
+    started = time.monotonic()
+    # rank 1 comes late: rank 0's address is published, its process alive (this one), its sockets closed
+    with pytest.raises(DistNetworkError, match="rank 0 failed to start the group, so rank 1 cannot connect"):
+        transport.Transport(store, "g/", rank=1, size=2, group_id=7, timeout=600.0)
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.timeout(30)
+def test_a_rank_that_failed_before_publishing_its_address_is_not_waited_for():
+    store = HashStore()
+    store.set("g/failed/0", "OSError: no free port")
+    store.add("g/failures", 1)
+    started = time.monotonic()
+    with pytest.raises(DistNetworkError, match="rank 0 failed to start the group.*: OSError: no free port"):
+        transport.Transport(store, "g/", rank=1, size=2, group_id=7, timeout=600.0)
     assert time.monotonic() - started < 10
