@@ -346,6 +346,9 @@ def test_training_survives_fuzzed_store_and_peer_ports(tmp_path, reference):
             time.sleep(0.05)
         assert len(peer_ports) >= 2, f"found the peer ports {peer_ports} of workers {pids}"
         assert {ip for ip, _ in sockets} == {"127.0.0.1"}, f"a single-node job listens on {sockets}"
+        # the memory of workers that ran half the training (their first steps load and allocate
+        # what a run needs: some 140 MiB each), fuzzed from then on
+        wait_for_files(tmp_path, "holding_rank*", 2, timeout=30)
         rss_before = sum(psutil.Process(p).memory_info().rss for p in pids)
         fuzzer = Fuzzer([master, *sorted(peer_ports)], quota=QUOTA, release=release)
         fuzzer.start()
