@@ -1,6 +1,9 @@
-"""Whether another process is stopped by a signal, and when it started, from Linux's ``/proc``."""
+"""Whether another process is stopped by a signal or has ended, and when it started, from
+Linux's ``/proc``."""
 
 from __future__ import annotations
+
+import os
 
 
 def _fields(pid: int) -> list[bytes]:
@@ -27,3 +30,12 @@ def start_time(pid: int) -> str | None:
     cannot tell."""
     fields = _fields(pid)
     return fields[19].decode() if len(fields) > 19 and fields[0] not in (b"Z", b"X") else None
+
+
+def ended(pid: int) -> bool:
+    """Whether ``pid`` has ended (no such process, or a zombie). False where ``/proc`` cannot
+    tell (no ``/proc``)."""
+    if not os.path.isdir("/proc/self"):
+        return False
+    fields = _fields(pid)
+    return not fields or fields[0] in (b"Z", b"X")

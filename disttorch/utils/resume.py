@@ -126,6 +126,40 @@ def _safe_unpickle(t: Tensor, numpy_names: set) -> Any:
     return Unpickler(io.BytesIO(t._data.astype(np.uint8).tobytes()), None, True, extra).load()
 
 
+#: What every checkpoint holds (see :meth:`Checkpointer.save`).
+_CHECKPOINT_KEYS = ("epoch", "step", "global_step", "extra", "model", "rng", "optimizer", "scheduler")
+
+
+def _checked(ck: Any, path: str) -> dict:
+    """``ck`` if it has the shape :meth:`Checkpointer.save` writes; else a RuntimeError naming
+    ``path`` and what is wrong (a file crafted or written by another program)."""
+
+    def wrong(what: str) -> RuntimeError:
+        return RuntimeError(
+            f"{path} is not a checkpoint written by Checkpointer: {what}. Point "
+            f"{Checkpointer.LATEST!r} at a step-*.pt file that Checkpointer.save wrote, or remove it"
+        )
+
+    if not isinstance(ck, dict):
+        raise wrong(f"it holds a {type(ck).__name__}, not a dict")
+    missing = [k for k in _CHECKPOINT_KEYS if k not in ck]
+    if missing:
+        raise wrong(f"it has no {', '.join(map(repr, missing))}")
+    for key in ("epoch", "step", "global_step"):
+        if type(ck[key]) is not int or ck[key] < 0:
+            raise wrong(f"{key!r} is {ck[key]!r}, not a whole number >= 0")
+    for key in ("model", "optimizer", "scheduler"):
+        if not isinstance(ck[key], dict) and (key == "model" or ck[key] is not None):
+            raise wrong(f"{key!r} is a {type(ck[key]).__name__}, not a state dict")
+    rngs = ck["rng"]
+    if not isinstance(rngs, list) or not rngs:
+        raise wrong(f"'rng' is {str(rngs)[:80]}, not a list of every rank's generator states")
+    for state in rngs:
+        if not isinstance(state, dict) or any(k not in state for k in ("disttorch", "numpy", "python")):
+            raise wrong("an entry of 'rng' is not the generator states of a rank")
+    return ck
+
+
 def _dist_info() -> tuple[int, int, Any]:
     from .. import distributed as dist
 
@@ -266,7 +300,7 @@ class Checkpointer:
         if path is None:
             self.state = TrainingState()
             return self.state
-        ck = load(path, weights_only=True)
+        ck = _checked(load(path, weights_only=True), path)
         self.model.load_state_dict(ck["model"])
         if self.optimizer is not None and ck["optimizer"] is not None:
             self.optimizer.load_state_dict(ck["optimizer"])

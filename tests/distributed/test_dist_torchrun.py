@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import datetime
 import os
+import socket
+import struct
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -104,3 +108,57 @@ def test_c10d_client_refuses_what_is_not_a_c10d_store():
     finally:
         sock.close(0)
         ctx.term()
+
+
+class _FakeC10dStore:
+    """A listener that answers the c10d handshake and a WAIT, then answers a GET with
+    ``answer`` (a value's length and bytes) byte by byte, ``trickle`` seconds apart."""
+
+    def __init__(self, answer: bytes, trickle: float) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._answer, self._trickle = answer, trickle
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self._listener.accept()
+            with conn:
+                _, _, _, nonce = struct.unpack("<BIBI", conn.recv(10, socket.MSG_WAITALL))
+                conn.sendall(struct.pack("<I", nonce))
+                conn.recv(4096)  # WAIT
+                conn.sendall(b"\x00")
+                conn.recv(4096)  # GET
+                for byte in self._answer:
+                    conn.sendall(bytes([byte]))
+                    time.sleep(self._trickle)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ((2**62).to_bytes(8, "little"), "with a value of 4611686018427387904 bytes"),
+        ((100).to_bytes(8, "little") + b"x" * 100, "of 100 bytes came within 2 s"),
+    ],
+    ids=["a value of 2**62 bytes", "bytes trickled in"],
+)
+def test_c10d_client_gives_up_on_a_store_that_answers_too_much_or_too_slowly(answer, says):
+    from disttorch.distributed.base.errors import DistNetworkError, DistStoreError
+    from disttorch.distributed.store.c10d_client import C10dStoreClient
+
+    fake = _FakeC10dStore(answer, trickle=0.05)
+    client = C10dStoreClient("127.0.0.1", fake.port, timeout=2.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises((DistNetworkError, DistStoreError), match=says):
+            client.get("disttorch/store")
+    finally:
+        client.close()
+        fake.close()
+    assert time.monotonic() - started < 10

@@ -64,7 +64,7 @@ def test_the_segment_reaches_a_named_process_and_has_no_name():
 def test_a_process_the_job_did_not_name_gets_nothing():
     fd, mapping = shm.new_segment(2, slot_bytes=4096)
     server, name = shm.listen(1)
-    thread, outcome = _serve(server, fd, {1: os.getpid() + 1_000_000}, seconds=1.0)  # not us
+    thread, outcome = _serve(server, fd, {1: os.getppid()}, seconds=1.0)  # a live process, not us
     with pytest.raises(ConnectionError):
         shm.fetch(name, 1, os.getpid(), time.monotonic() + 5)
     thread.join()

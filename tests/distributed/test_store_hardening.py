@@ -19,6 +19,7 @@ from disttorch.distributed.base import auth
 from disttorch.distributed.base.log import RateLimitedLog
 from disttorch.distributed.store import DistStoreError, TCPStore, protocol, tcp_server
 from disttorch.distributed.store.protocol import Command, ProtocolError, Status
+from disttorch.distributed.store.recent_replies import REPLY_DROPPED, RecentReplies
 from disttorch.distributed.store.table import KeyValueTable, StoreFullError
 
 SECRET = "0123456789abcdef" * 2
@@ -459,3 +460,58 @@ def test_a_listener_that_never_answers_is_not_said_to_have_another_secret(monkey
     message = str(info.value)
     assert "did not answer the handshake" in message and "out of file descriptors" in message, message
     assert "secrets differ" not in message and "refused" not in message, message
+
+
+@pytest.mark.timeout(30)
+def test_a_request_sent_again_is_applied_once_and_answered_alike(master):
+    """A client's resend (same routing id, same request id) gets the first reply back."""
+    workers = _server(master)._workers
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        for frames in (
+            protocol.encode_request(Command.HELLO, 1),
+            protocol.encode_request(Command.ADD, 2, b"counter", protocol.pack_i64(5)),
+            protocol.encode_request(Command.APPEND, 3, b"log", b"x"),
+        ):
+            member.send(frames)
+            first = member.reply()
+            member.send(frames)
+            assert member.reply() == first
+        assert _server(master)._workers == workers + 1
+        assert master.add("counter", 0) == 5
+        assert master.get("log") == b"x"
+        member.send(protocol.encode_request(Command.ADD, 4, b"counter", protocol.pack_i64(5)))
+        assert protocol.decode_reply(member.reply())[2] == [protocol.pack_i64(10)]  # a new id applies
+    finally:
+        member.close()
+
+
+def test_remembered_replies_are_bounded_in_clients_and_bytes():
+    recent = RecentReplies(max_clients=2, max_reply_bytes=10)
+    recent.remember(b"a", 1, [b"1234"])
+    recent.remember(b"b", 7, [b"1234"])
+    assert recent.replay(b"a", 1) == [b"1234"] and recent.replay(b"a", 2) is None
+    recent.remember(b"c", 3, [b"1234"])  # a third client: the least recent (a) is forgotten
+    assert len(recent) == 2 and recent.replay(b"a", 1) is None
+    assert recent.reply_bytes == 8
+    recent.remember(b"c", 4, [b"1234567"])  # over 10 bytes: b's reply is dropped, its id kept
+    assert recent.replay(b"b", 7) is REPLY_DROPPED
+    assert recent.replay(b"c", 4) == [b"1234567"] and recent.reply_bytes == 7
+
+
+@pytest.mark.timeout(30)
+def test_a_resend_whose_reply_was_dropped_is_refused_not_applied_again(master):
+    _server(master)._recent.max_reply_bytes = 0
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        frames = protocol.encode_request(Command.ADD, 1, b"counter", protocol.pack_i64(1))
+        member.send(frames)
+        assert protocol.decode_reply(member.reply())[1] is Status.OK
+        member.send(frames)
+        _, status, payload = protocol.decode_reply(member.reply())
+        assert (
+            status is Status.ERROR and b"ADD was sent again after a reconnect; it was applied" in payload[0]
+        )
+        assert master.add("counter", 0) == 1
+    finally:
+        member.close()

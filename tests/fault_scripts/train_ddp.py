@@ -10,6 +10,7 @@ OUT_DIR/ckpt saves every N steps and is reloaded at start, so a run restarted by
 - ``pid_rank<R>_attempt<A>``: the worker's pid (written first);
 - ``resumed_rank<R>_attempt<A>.json``: ``{"epoch", "step", "global_step"}`` the run started from;
 - ``error_rank<R>_attempt<A>.json``: ``{"time", "type", "message"}`` if training raised;
+- ``holding_rank<R>_attempt<A>``: written when the run reaches step K and waits for PATH;
 - ``params.npy``: rank 0's final parameters, concatenated (float32), at the end.
 """
 
@@ -67,6 +68,7 @@ def train(out_dir: str, epochs: int, every: int, sleep: float, hold_at: int, hol
             time.sleep(sleep)
             steps += 1
             if steps == hold_at:
+                open(os.path.join(out_dir, f"holding_{tag}"), "w").close()
                 hold(hold_file)
         sched.step()
     if rank == 0:

@@ -1,6 +1,6 @@
 """Checkpointer files run no code: RNG states are plain arrays and numbers, load_latest
-reads through the weights-only path, and the `latest` pointer must name a file inside the
-directory."""
+reads through the weights-only path, the `latest` pointer must name a file inside the
+directory, and a file of another shape is refused naming it and what is wrong."""
 
 import os
 import pickle
@@ -230,3 +230,44 @@ def test_saves_killed_mid_write_leave_no_temporary_files_after_the_next_start(tm
         ".notes.0123456789ab.tmp"
     ]
     assert dt.load(ck.latest_path())["step"] == 2
+
+
+def _good_checkpoint(model) -> dict:
+    return {
+        "epoch": 1,
+        "step": 0,
+        "global_step": 4,
+        "extra": None,
+        "model": model.state_dict(),
+        "rng": [{"disttorch": dt.get_rng_state(), "numpy": {}, "python": {}}],
+        "optimizer": None,
+        "scheduler": None,
+    }
+
+
+CRAFTED = {
+    "a list": (lambda good: [1, 2], "it holds a list, not a dict"),
+    "no model": (lambda good: {k: v for k, v in good.items() if k != "model"}, "it has no 'model'"),
+    "no generator states": (lambda good: dict(good, rng=[]), "'rng' is []"),
+    "a bad generator state": (lambda good: dict(good, rng=[5]), "an entry of 'rng' is not"),
+    "a text epoch": (lambda good: dict(good, epoch="1"), "'epoch' is '1', not a whole number"),
+    "a negative step": (lambda good: dict(good, step=-3), "'step' is -3"),
+    "a tensor for a model": (
+        lambda good: dict(good, model=dt.ones(2)),
+        "'model' is a Tensor, not a state dict",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_a_crafted_checkpoint_is_refused_naming_the_file_and_what_is_wrong(tmp_path, case):
+    model = nn.Linear(2, 2)
+    craft, message = CRAFTED[case]
+    dt.save(craft(_good_checkpoint(model)), os.path.join(tmp_path, "step-000000004.pt"))
+    with open(os.path.join(tmp_path, "latest"), "w") as f:
+        f.write("step-000000004.pt")
+    with pytest.raises(
+        RuntimeError, match="step-000000004.pt is not a checkpoint written by Checkpointer"
+    ) as err:
+        Checkpointer(tmp_path, model=model).load_latest()
+    assert message in str(err.value)

@@ -1,7 +1,9 @@
 """disttorch.utils.safetensors: the names and checks of safetensors.torch, bf16 included,
 round trips with safetensors.torch both ways."""
 
+import json
 import os
+import struct
 
 import numpy as np
 import pytest
@@ -102,3 +104,33 @@ def test_bfloat16_written_as_bf16(tmp_path):
     assert b'"BF16"' in data
     got = st.load(data)["x"]
     np.testing.assert_array_equal(np.asarray(got._data, np.float32), arr.astype(np.float32))
+
+
+def _crafted(header: dict, data: bytes = bytes(8), length: int | None = None) -> bytes:
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text) if length is None else length) + text + data
+
+
+def _one(dtype="F32", shape=(2,), offsets=(0, 8)) -> dict:
+    return {"a": {"dtype": dtype, "shape": list(shape), "data_offsets": list(offsets)}}
+
+
+CRAFTED = {
+    "offsets past the end": _crafted(_one(offsets=(0, 800))),
+    "offsets reversed": _crafted(_one(offsets=(8, 0))),
+    "a shape larger than its bytes": _crafted(_one(shape=(3,))),
+    "a shape of 2**80 elements": _crafted(_one(shape=(2**40, 2**40))),
+    "a negative dimension": _crafted(_one(shape=(-1,))),
+    "a header length of 2**62": _crafted({}, b"", length=2**62),
+    "two tensors on the same bytes": _crafted({**_one(), "b": _one()["a"]}),
+    "an unknown dtype": _crafted(_one(dtype="X9")),
+    "eight bytes short": b"\x01\x02",
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_a_crafted_header_is_refused_naming_the_file(tmp_path, case):
+    path = tmp_path / "crafted.safetensors"
+    path.write_bytes(CRAFTED[case])
+    with pytest.raises(RuntimeError, match="crafted.safetensors: not a valid safetensors file"):
+        st.load_file(path)

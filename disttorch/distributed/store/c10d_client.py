@@ -23,7 +23,10 @@ PING        13    u32 nonce                                    u32 the same nonc
 
 Nothing is authenticated by this protocol (as in PyTorch): only the address of the
 disttorch store travels over it, and connecting to that store needs the job secret
-(or, without one, a process on the same host).
+(or, without one, a process on the same host). Whatever listens on the port is not trusted
+further: every answer must arrive whole within its time (bytes trickled in one by one do not
+stretch it), and a value longer than :data:`~.protocol.MAX_VALUE_BYTES` is refused before
+any memory is taken for it.
 """
 
 from __future__ import annotations
@@ -34,12 +37,15 @@ import struct
 import time
 
 from ..base.errors import DistNetworkError, DistStoreError
+from .protocol import MAX_VALUE_BYTES
 
 __all__ = ["C10dStoreClient"]
 
 _VALIDATE, _SET, _GET, _WAIT, _PING = 0, 1, 3, 6, 13
 _MAGIC = 0x3C85F7CE
 _KEY_PREFIX = b"/"
+#: Most seconds an answer may take once the store has it ready (and at most the client's timeout).
+_ANSWER_S = 10.0
 
 
 def _string(data: bytes) -> bytes:
@@ -74,7 +80,7 @@ class C10dStoreClient:
         nonce = os.getpid() & 0xFFFFFFFF
         try:
             self._sock.sendall(struct.pack("<BI", _VALIDATE, _MAGIC) + struct.pack("<BI", _PING, nonce))
-            answer = struct.unpack("<I", self._receive(4, 10.0))[0]
+            answer = struct.unpack("<I", self._receive(4, min(_ANSWER_S, timeout)))[0]
         except (OSError, DistNetworkError) as e:
             self.close()
             raise DistNetworkError(
@@ -100,8 +106,14 @@ class C10dStoreClient:
                 f"torchrun's store at {self._where}: {key!r} was not set within {self._timeout:g} s ({e})"
             ) from None
         self._send(struct.pack("<B", _GET) + _string(name))
-        size = struct.unpack("<Q", self._receive(8, 10.0))[0]
-        return self._receive(size, 10.0)
+        answer_s = min(_ANSWER_S, self._timeout)
+        size = struct.unpack("<Q", self._receive(8, answer_s))[0]
+        if size > MAX_VALUE_BYTES:
+            raise DistStoreError(
+                f"torchrun's store at {self._where} answered {key!r} with a value of {size} bytes, "
+                f"more than the {MAX_VALUE_BYTES} a store value may have; is MASTER_PORT right?"
+            )
+        return self._receive(size, answer_s)
 
     def close(self) -> None:
         """Close the connection."""
@@ -114,13 +126,21 @@ class C10dStoreClient:
             raise DistNetworkError(f"lost torchrun's store at {self._where}: {e}") from None
 
     def _receive(self, n: int, timeout: float) -> bytes:
-        self._sock.settimeout(timeout)
+        """``n`` bytes, all of them within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
         chunks, got = [], 0
         while got < n:
             try:
-                chunk = self._sock.recv(n - got)
+                self._sock.settimeout(max(1e-3, deadline - time.monotonic()))
+                chunk = self._sock.recv(min(n - got, 1 << 16))
+            except TimeoutError:
+                chunk = None
             except OSError as e:
                 raise DistNetworkError(f"no answer from {self._where}: {e}") from None
+            if chunk is None:
+                raise DistNetworkError(
+                    f"no answer from {self._where}: {got} of {n} bytes came within {timeout:g} s"
+                )
             if not chunk:
                 raise DistNetworkError(f"{self._where} closed the connection")
             chunks.append(chunk)

@@ -30,6 +30,10 @@ Status OK carries the payload above; TIMEOUT (a get/wait/wait_workers whose
 deadline passed) carries the keys still missing, one per frame, or for
 WAIT_WORKERS a message; ERROR carries a UTF-8 message.
 
+A client sends one request at a time, with growing ids, and sends a request again (same id)
+over a connection that dropped and came back; the server applies each id of a command in
+:data:`CHANGES` once and answers its resend with the first reply (see :mod:`.recent_replies`).
+
 ``parse_request`` turns frames into a :class:`Request` or raises
 :class:`ProtocolError` naming what was wrong; the server drops such messages.
 """
@@ -77,6 +81,13 @@ class Command(enum.IntEnum):
     NUM_KEYS = 9
     HELLO = 10
     WAIT_WORKERS = 11
+
+
+#: The commands that change the store (HELLO counts a worker): the server applies each request
+#: id of a client once, and answers the same request sent again with the same reply.
+CHANGES = frozenset(
+    (Command.SET, Command.ADD, Command.APPEND, Command.COMPARE_SET, Command.DELETE, Command.HELLO)
+)
 
 
 class Status(enum.IntEnum):

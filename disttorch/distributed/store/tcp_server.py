@@ -45,7 +45,8 @@ from ..base.errors import DistNetworkError
 from ..base.log import RateLimitedLog
 from ..base.sockets import new_socket
 from . import protocol
-from .protocol import Command, ProtocolError, Request, Status
+from .protocol import CHANGES, Command, ProtocolError, Request, Status
+from .recent_replies import REPLY_DROPPED, RecentReplies
 from .table import KeyValueTable, StoreFullError
 
 logger = logging.getLogger("disttorch.distributed.store")
@@ -103,6 +104,7 @@ class StoreServer:
         table: KeyValueTable | None = None,
     ) -> None:
         self.table = table if table is not None else KeyValueTable()
+        self._recent = RecentReplies()  # each client's last change, so a resend is applied once
         self.malformed = 0  # requests dropped as malformed (for tests and diagnostics)
         self._bad_input = RateLimitedLog(logger)
         auth.raise_descriptor_limit()
@@ -283,6 +285,9 @@ class StoreServer:
             if isinstance(error, protocol.VersionMismatch):
                 self._refused(str(error))
             return
+        if request.command in CHANGES:
+            self._change(identity, request)
+            return
         try:
             self._execute(identity, request)
         except (ValueError, StoreFullError) as error:
@@ -302,26 +307,69 @@ class StoreServer:
 
     # ------------------------------------------------------------ commands
 
-    def _execute(self, identity: bytes, request: Request) -> None:
-        table, command, rid = self.table, request.command, request.request_id
+    def _change(self, identity: bytes, request: Request) -> None:
+        """Apply a request that changes the store once: the same request again (its client
+        resending it over a connection that came back) gets the reply it got the first time."""
+        earlier = self._recent.replay(identity, request.request_id)
+        if earlier is REPLY_DROPPED:
+            self._reply(
+                identity,
+                request.request_id,
+                Status.ERROR,
+                f"{request.command.name} was sent again after a reconnect; it was applied the first "
+                "time, but its reply was not kept (the store keeps at most "
+                f"{self._recent.max_reply_bytes} bytes of replies to resend)".encode(),
+            )
+            return
+        if earlier is None:
+            try:
+                status, payload = self._apply(request)
+            except (ValueError, StoreFullError) as error:
+                status, payload = Status.ERROR, (str(error).encode(),)
+            earlier = protocol.encode_reply(request.request_id, status, *payload)
+            self._recent.remember(identity, request.request_id, earlier)
+        self._socket.send_multipart([identity, *earlier])
+
+    def _apply(self, request: Request) -> tuple[Status, tuple[bytes, ...]]:
+        """Carry out one of :data:`CHANGES`, answer the waiters it releases, return its reply."""
+        table, command = self.table, request.command
         key = request.keys[0] if request.keys else b""
         if command is Command.SET:
             table.set(key, request.values[0])
-            self._reply(identity, rid, Status.OK)
             self._key_set(key)
-        elif command is Command.GET:
+            return Status.OK, ()
+        if command is Command.ADD:
+            total = table.add(key, request.number)
+            self._key_set(key)
+            return Status.OK, (protocol.pack_i64(total),)
+        if command is Command.APPEND:
+            table.append(key, request.values[0])
+            self._key_set(key)
+            return Status.OK, ()
+        if command is Command.COMPARE_SET:
+            result = table.compare_set(key, request.values[0], request.values[1])
+            if key in table:  # waiters only wait for keys to exist
+                self._key_set(key)
+            return Status.OK, (result,)
+        if command is Command.DELETE:
+            return Status.OK, (b"\x01" if table.delete(key) else b"\x00",)
+        if self._retiring:  # HELLO
+            return Status.ERROR, (RETIRING.encode(),)
+        self._workers += 1
+        self._auth_error = None  # someone new joined: waiting may be worth it again
+        self._workers_changed()
+        return Status.OK, ()
+
+    def _execute(self, identity: bytes, request: Request) -> None:
+        """Answer a request that only reads, or park it until it can be answered."""
+        table, command, rid = self.table, request.command, request.request_id
+        key = request.keys[0] if request.keys else b""
+        if command is Command.GET:
             value = table.get(key)
             if value is not None:
                 self._reply(identity, rid, Status.OK, value)
             else:
                 self._park(identity, request, {key})
-        elif command is Command.ADD:
-            self._reply(identity, rid, Status.OK, protocol.pack_i64(table.add(key, request.number)))
-            self._key_set(key)
-        elif command is Command.APPEND:
-            table.append(key, request.values[0])
-            self._reply(identity, rid, Status.OK)
-            self._key_set(key)
         elif command is Command.CHECK:
             self._reply(
                 identity, rid, Status.OK, b"\x01" if all(k in table for k in request.keys) else b"\x00"
@@ -332,22 +380,8 @@ class StoreServer:
                 self._park(identity, request, missing)
             else:
                 self._reply(identity, rid, Status.OK)
-        elif command is Command.COMPARE_SET:
-            result = table.compare_set(key, request.values[0], request.values[1])
-            self._reply(identity, rid, Status.OK, result)
-            if key in table:  # waiters only wait for keys to exist
-                self._key_set(key)
-        elif command is Command.DELETE:
-            self._reply(identity, rid, Status.OK, b"\x01" if table.delete(key) else b"\x00")
         elif command is Command.NUM_KEYS:
             self._reply(identity, rid, Status.OK, protocol.pack_i64(len(table)))
-        elif command is Command.HELLO and self._retiring:
-            self._reply(identity, rid, Status.ERROR, RETIRING.encode())
-        elif command is Command.HELLO:
-            self._workers += 1
-            self._auth_error = None  # someone new joined: waiting may be worth it again
-            self._reply(identity, rid, Status.OK)
-            self._workers_changed()
         elif command is Command.WAIT_WORKERS:
             if self._workers >= request.number:
                 self._all_joined()

@@ -5,10 +5,12 @@ and is also a client of it. Every client holds one long-lived DEALER socket,
 guarded by a lock so threads may share the store. Requests carry an id; a reply
 to a request the client already gave up on is recognised and discarded.
 
-A connection that drops and comes back while a request waits may have lost it (the
-server that took it may be gone, and a new one on the same port never saw it): a request
-that is safe to repeat (``HELLO``, ``SET``, ``GET``, ``CHECK``, ``WAIT``, ``NUM_KEYS``, and an
-``ADD`` of 0, which reads a counter) is sent again; any other raises. A new client's ``HELLO``
+A connection that drops and comes back while a request waits may have lost the request or
+its reply: the request is sent again, with the same id. The server applies a change
+(``set``, ``add``, ``append``, ``compare_set``, ``delete``, ``HELLO``) once per id and answers a
+resend with the reply it gave the first time (see :mod:`.recent_replies`), so every request
+is applied exactly once across a healed outage; one that the server never saw (a new server
+took the port) is applied by the new one. A new client's ``HELLO``
 that a retiring server turns away (see :meth:`StoreServer.retire`) is repeated until the
 store replacing it answers.
 """
@@ -47,10 +49,6 @@ DISCONNECT_GRACE_S = 2.0
 #: Extra time a client waits beyond a get/wait timeout for the server's TIMEOUT reply.
 _REPLY_GRACE_S = 10.0
 
-#: Requests sent again when the connection came back while they waited (see module docs).
-_REPEATABLE = frozenset(
-    (Command.HELLO, Command.SET, Command.GET, Command.CHECK, Command.WAIT, Command.NUM_KEYS)
-)
 #: Pause between HELLOs while a retiring server turns this client away.
 _RETIRING_RETRY_S = 0.05
 
@@ -243,8 +241,7 @@ class TCPStore(Store):
         return _single(payload, "GET")
 
     def add(self, key: Key, amount: int) -> int:
-        amount = int(amount)  # 0 reads the counter: safe to repeat over a connection that came back
-        _, payload = self._request(Command.ADD, _key(key), protocol.pack_i64(amount), repeatable=amount == 0)
+        _, payload = self._request(Command.ADD, _key(key), protocol.pack_i64(int(amount)))
         return protocol.unpack_i64(_single(payload, "ADD"), "ADD reply")
 
     def append(self, key: Key, value: Value) -> None:
@@ -313,14 +310,12 @@ class TCPStore(Store):
         *args: bytes,
         wait: timedelta | None = None,
         connecting: bool = False,
-        repeatable: bool = False,
     ) -> tuple[Status, list[bytes]]:
         """Send one request and return (status, payload) of its reply; raise on ERROR or no reply.
 
         ``wait`` is how long the server may hold the request (get/wait); the client
         gives the server that plus a grace period, or the store timeout for others.
         ``connecting`` marks the first request, whose timeout means "never reached".
-        ``repeatable`` marks a request safe to send again beyond the commands that always are.
         """
         patience = wait.total_seconds() + _REPLY_GRACE_S if wait is not None else self.timeout.total_seconds()
         with self._lock:
@@ -330,8 +325,7 @@ class TCPStore(Store):
             self._socket.sndtimeo = max(1, int(patience * 1000))
             frames = protocol.encode_request(command, request_id, *args)
             self._send(command, frames, patience)
-            repeatable = repeatable or command in _REPEATABLE
-            status, payload = self._await_reply(command, request_id, patience, connecting, frames, repeatable)
+            status, payload = self._await_reply(command, request_id, patience, connecting, frames)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
             if message.startswith(AUTH_ERROR_PREFIX):
@@ -375,14 +369,12 @@ class TCPStore(Store):
         patience: float,
         connecting: bool,
         frames: list[bytes],
-        repeatable: bool,
     ) -> tuple[Status, list[bytes]]:
         """Wait up to ``patience`` seconds for the reply to ``request_id`` (lock held).
 
         Meanwhile: a handshake refusal raises AuthenticationError, a connection lost for
         DISCONNECT_GRACE_S raises DistNetworkError, a connection that came back gets the
-        request (``frames``) again if it is repeatable (else raises), and close() from
-        another thread raises.
+        request (``frames``, its id unchanged) again, and close() from another thread raises.
         """
         started = time.monotonic()
         deadline, notice = started + patience, started + CONNECT_NOTICE_S
@@ -422,23 +414,11 @@ class TCPStore(Store):
                 self._watcher.check()
                 if self._watcher.handshakes > max(handshakes, 1):
                     handshakes = self._watcher.handshakes
-                    self._repeat(command, frames, repeatable)
+                    self._socket.send_multipart(frames)  # the server applies an id once
             if self._socket in ready:
                 reply = self._receive(request_id)
                 if reply is not None:
                     return reply
-
-    def _repeat(self, command: Command, frames: list[bytes], repeatable: bool) -> None:
-        """The connection came back while ``command`` waited: the server may never have seen
-        it (a new server on the same port), so send it again, or raise if repeating is unsafe."""
-        if not repeatable:
-            raise DistNetworkError(
-                f"the connection to the store at {self._where} dropped during {command.name} and "
-                "came back (the network between them was down for longer than the "
-                f"{protocol.HEARTBEAT_TIMEOUT_MS / 1000:g} s heartbeat timeout, or the store restarted), "
-                f"and {command.name} may or may not have been applied"
-            )
-        self._socket.send_multipart(frames)
 
     def _receive(self, request_id: int) -> tuple[Status, list[bytes]] | None:
         """Read one reply; return it if it answers ``request_id``, ``None`` for a stale one."""

@@ -77,6 +77,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..._process_state import ended
+
 __all__ = [
     "SLOT_BYTES",
     "Board",
@@ -425,15 +427,22 @@ def hand_out(
     """Give descriptor ``fd`` to each process of ``pids`` (rank -> pid) that connects to
     ``server`` and names its rank, if the kernel says it is that pid of this user.
 
-    Raises ``TimeoutError`` naming the ranks that have not come by ``deadline``;
-    connections from anyone else are closed unanswered.
+    Raises ``TimeoutError`` naming the ranks that have not come by ``deadline``, or as soon
+    as one of them has ended; connections from anyone else are closed unanswered.
     """
     waiting = dict(pids)
     while waiting:
-        server.settimeout(max(0.01, deadline - time.monotonic()))
+        gone = sorted(r for r, pid in waiting.items() if ended(pid))
+        if gone:
+            names = ", ".join(f"{describe(r)} (process {waiting[r]})" for r in gone)
+            raise TimeoutError(f"{names} ended before it fetched the shared-memory segment")
+        left = deadline - time.monotonic()
+        server.settimeout(max(0.01, min(left, CHECK_EVERY)))
         try:
             conn, _ = server.accept()
         except socket.timeout:
+            if left > CHECK_EVERY:
+                continue
             names = ", ".join(describe(r) for r in sorted(waiting))
             raise TimeoutError(f"{names} did not fetch the shared-memory segment") from None
         with conn:

@@ -72,15 +72,16 @@ import socket
 import struct
 import threading
 import time
+from datetime import timedelta
 from typing import Callable, Deque
 
 import numpy as np
 import zmq
 
-from ..._process_state import stopped_by_signal
+from ..._process_state import ended, stopped_by_signal
 from ..base import auth
 from ..base.addresses import address_towards
-from ..base.errors import AuthenticationError, DistNetworkError
+from ..base.errors import AuthenticationError, DistNetworkError, DistStoreError
 from ..base.log import RateLimitedLog
 from ..base.sockets import new_socket
 from . import frames as wire
@@ -115,6 +116,8 @@ HEARTBEAT_TIMEOUT_MS = 2500
 DEATH_GRACE = 0.5
 #: Longest single poll, in seconds: how often the caller's ``check`` hook runs while waiting.
 POLL_SLICE = 0.1
+#: Seconds between two looks at the store, while a group starts, for a peer that failed to start it.
+FAILURE_LOOK_S = 0.5
 #: Message numbers on a connection count modulo this (the header's ``link`` is a u32).
 LINK_MODULUS = 1 << 32
 
@@ -237,6 +240,16 @@ class _Peer:
         self.auth_failure: str | None = None
 
 
+def _report_failure(store, prefix: str, rank: int, error: BaseException) -> None:
+    """Publish why this rank failed to start the group, for the ranks waiting for it (best
+    effort: the store may be what failed)."""
+    try:
+        store.set(f"{prefix}failed/{rank}", f"{type(error).__name__}: {error}"[:4096])
+        store.add(f"{prefix}failures", 1)
+    except Exception:  # noqa: BLE001 - the error being raised is the one to report
+        logger.debug("could not publish why rank %d failed to start the group", rank, exc_info=True)
+
+
 class Transport:
     """The sockets of one rank in one process group, and the messages waiting in them.
 
@@ -248,6 +261,10 @@ class Transport:
         group_id: the group's id, stamped in and checked against every header.
         timeout: seconds to wait for every peer to publish its endpoint and accept us.
         describe_rank: maps a group rank to how errors name it (e.g. its global rank).
+
+    A rank whose start fails says why in the store (``<prefix>failed/<rank>``, counted in
+    ``<prefix>failures``), and a rank still waiting to connect to it raises that reason at
+    once; a peer of this host whose process ended is named at once too.
     """
 
     def __init__(
@@ -311,7 +328,7 @@ class Transport:
             store.set(f"{prefix}ep/{rank}", json.dumps(endpoints))
             deadline = time.monotonic() + timeout
             infos = [
-                endpoints if p == rank else json.loads(store.get(f"{prefix}ep/{p}")) for p in range(size)
+                endpoints if p == rank else self._published(store, prefix, p, deadline) for p in range(size)
             ]
             self._local_pids = {
                 peer: info["pid"]
@@ -324,13 +341,14 @@ class Transport:
                 if peer != rank:
                     local = same_host_ipc and info["host"] == endpoints["host"] and "ipc" in info
                     self._connect(peer, info["ipc"] if local else info["tcp"])
-            self._await_handshakes(deadline)
+            self._await_handshakes(deadline, store, prefix)
             self.hosts = shm.host_groups([info["host"] for info in infos])
             self.shared = all("board" in info for info in infos)
             if self.shared:
                 self._share_segment(infos, handover, deadline)
-        except BaseException:
+        except BaseException as error:
             self.close()
+            _report_failure(store, prefix, rank, error)
             raise
         finally:
             if handover is not None:
@@ -392,7 +410,8 @@ class Transport:
             ) from e
         self.board = shm.Board(self._segment, local.index(self.rank), len(local))
 
-    def _await_handshakes(self, deadline: float) -> None:
+    def _await_handshakes(self, deadline: float, store, prefix: str) -> None:
+        look = time.monotonic() + FAILURE_LOOK_S
         while True:
             missing = [p for p in self._peers.values() if not p.connected]
             for p in missing:
@@ -401,6 +420,17 @@ class Transport:
                     raise AuthenticationError(p.auth_failure)
             if not missing:
                 return
+            for p in missing:
+                pid = self._local_pids.get(p.rank)
+                if pid is not None and ended(pid):
+                    self.close()
+                    raise DistNetworkError(
+                        f"{self._name(p.rank)} (process {pid} of this host) ended before "
+                        f"{self._name(self.rank)} could connect to it: its output says why"
+                    )
+            if time.monotonic() >= look:
+                look = time.monotonic() + FAILURE_LOOK_S
+                self._raise_if_failed(store, prefix, [p.rank for p in missing])
             if time.monotonic() > deadline:
                 names = ", ".join(self._name(p.rank) for p in missing)
                 self.close()
@@ -410,6 +440,36 @@ class Transport:
                     "reachable (check DISTTORCH_HOST_ADDR / firewalls)?"
                 )
             self.pump(POLL_SLICE)
+
+    def _published(self, store, prefix: str, peer: int, deadline: float) -> dict:
+        """The endpoints ``peer`` published, once it has (until ``deadline``); raise at once
+        if it failed to start the group instead."""
+        key = f"{prefix}ep/{peer}"
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                store.wait([key], timedelta(seconds=max(1e-3, min(left, FAILURE_LOOK_S))))
+                return json.loads(store.get(key))
+            except DistStoreError:  # not yet there: did it fail? (a broken store raises here)
+                self._raise_if_failed(store, prefix, [peer])
+                if left <= FAILURE_LOOK_S:
+                    raise DistStoreError(
+                        f"{self._name(peer)} did not publish its address ({key!r} in the store) within "
+                        "the timeout: is that process running, and does it create this group too?"
+                    ) from None
+
+    def _raise_if_failed(self, store, prefix: str, missing: list[int]) -> None:
+        """Raise the reason a peer in ``missing`` published for failing to start the group."""
+        if store.add(f"{prefix}failures", 0) == 0:
+            return
+        for peer in missing:
+            if store.check([f"{prefix}failed/{peer}"]):
+                reason = store.get(f"{prefix}failed/{peer}").decode("utf-8", "replace")
+                self.close()
+                raise DistNetworkError(
+                    f"{self._name(peer)} failed to start the group, so {self._name(self.rank)} cannot "
+                    f"connect to it: {reason}"
+                )
 
     # ------------------------------------------------------------------ sending
     def send(self, peer: int, header: wire.Header, buf: np.ndarray) -> zmq.MessageTracker | None:
