@@ -4,8 +4,9 @@
 Max and average pooling are separable: a window is a product of one index range per
 spatial dim, so the max (or sum) over it is taken one dim at a time, each stage a short
 loop over that dim's kernel offsets applied to strided slices of the whole array (never a
-loop over pixels). Max pooling keeps, per stage, which offset won (uint8); backward routes
-the gradient back through the stages to the winners. Average pooling divides the window
+loop over pixels; with the ``fast`` extra a max stage and its adjoint are one compiled
+pass, ``kernels/max_pool.py``). Max pooling keeps, per stage, which offset won (uint8);
+backward routes the gradient back through the stages to the winners. Average pooling divides the window
 sums by PyTorch's per-window divisor. Adaptive average pooling uses one small averaging
 matrix per spatial dim; adaptive max pooling gathers its (ragged) windows and takes one
 argmax. Max, average and adaptive pooling, both directions, split the batch over the op's threads
@@ -23,8 +24,9 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import quantize as qk
+from ...kernels.max_pool import max_stage, scatter_winners
 from ...kernels.threads import map_rows
-from ...kernels.windows import crop_index, pad_spatial, window_range
+from ...kernels.windows import crop_index, pad_spatial, window_along
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import folded, numpy_backward
 
@@ -182,11 +184,6 @@ def _geometry(
 # A window is a product of one index range per spatial dim, so max and sum over a window
 # can be taken one dim at a time: reduce dim 0 over its kernel offsets (strided slices of
 # whole rows, long contiguous inner loops), then dim 1 on the smaller result, and so on.
-def _along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tuple:
-    """Index selecting, along ``axis``, the element at kernel ``offset`` of every window."""
-    return (slice(None),) * axis + (window_range(offset, stride, dilation, out),)
-
-
 def _stages(geo: _PoolGeometry) -> list:
     """``(axis, kernel, stride, dilation, out)`` of each spatial dim, in reduction order: the
     last dim first, so that among equal maxima the first in row-major order wins (each stage
@@ -204,23 +201,11 @@ def _scatter_stage(
     """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
     (sum) or, given the stage's ``winners`` (max), only to the offset that won."""
     axis, kernel, stride, dil, out = stage
-    disjoint = stride >= dil * (kernel - 1) + 1  # windows along this dim do not overlap
-    # Max pooling over windows that tile the dim exactly writes every element below.
-    tiled = winners is not None and dil == 1 and stride == kernel and out * kernel == in_shape[axis]
-    ga = (np.empty if tiled else np.zeros)(in_shape, dtype=g.dtype)
-    parts = [ga[_along(axis, k, stride, dil, out)] for k in range(kernel)]
-    if winners is None:
-        for part in parts:
-            part += g
-    elif kernel == 2 and disjoint:  # winners are 0/1: offset 1 gets g * w, offset 0 the rest
-        np.multiply(g, winners, out=parts[1])
-        np.subtract(g, parts[1], out=parts[0])
-    else:
-        for k, part in enumerate(parts):
-            if disjoint:
-                np.multiply(g, winners == k, out=part)
-            else:
-                part += g * (winners == k)
+    if winners is not None:
+        return scatter_winners(g, winners, in_shape, axis, kernel, stride, dil)
+    ga = np.zeros(in_shape, dtype=g.dtype)
+    for k in range(kernel):
+        ga[window_along(axis, k, stride, dil, out)] += g
     return ga
 
 
@@ -261,21 +246,8 @@ def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry) -> tuple:
     a = pad_spatial(x, geo.pads, -np.inf)
     winners = []
     for axis, kernel, stride, dil, out in _stages(geo):
-        first = a[_along(axis, 0, stride, dil, out)]
-        if kernel == 1:
-            best, arg = first.copy(), np.zeros(first.shape, dtype=np.uint8)
-        else:
-            second = a[_along(axis, 1, stride, dil, out)]
-            # strict comparisons: the first maximum wins ties, as in PyTorch
-            arg = (second > first).view(np.uint8)
-            best = np.maximum(first, second)
-        for k in range(2, kernel):
-            cand = a[_along(axis, k, stride, dil, out)]
-            better = cand > best
-            np.maximum(best, cand, out=best)
-            np.copyto(arg, k, where=better)
+        a, arg = max_stage(a, axis, kernel, stride, dil, out)
         winners.append(arg)
-        a = best
     return (a, *winners)
 
 
@@ -298,9 +270,9 @@ def _window_sums(x: np.ndarray, geo: _PoolGeometry) -> np.ndarray:
     """The sum over each window of the images ``x`` (zero padding), one stage per spatial dim."""
     a = pad_spatial(x, geo.pads)
     for axis, kernel, stride, dil, out in _stages(geo):
-        total = a[_along(axis, 0, stride, dil, out)].copy()
+        total = a[window_along(axis, 0, stride, dil, out)].copy()
         for k in range(1, kernel):
-            total += a[_along(axis, k, stride, dil, out)]
+            total += a[window_along(axis, k, stride, dil, out)]
         a = total
     return a
 
