@@ -58,6 +58,7 @@ class _Layout(NamedTuple):
     shifts: list  # flat offset of each kernel element, in the weight's kernel order
     length: int  # L: computed output positions per plane
     tail: int  # zeros after the padded plane, so that every slice stays in range
+    sources: np.ndarray  # per row (last dim) of a padded plane: the input row it holds, or -1
 
 
 def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Layout:
@@ -69,17 +70,34 @@ def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Lay
     length = int(np.prod(rows))
     # Reads past the last plane row come only from the inner dims' offsets.
     tail = sum((k - 1) * d * st for k, d, st in zip(kernel[1:], dilation[1:], steps[1:]))
-    return _Layout(padded, rows, out, shifts, length, tail)
+    return _Layout(padded, rows, out, shifts, length, tail, _source_rows(spatial, pads))
 
 
-def _pad_into(flat: np.ndarray, x: np.ndarray, pads: tuple, lay: _Layout) -> None:
+def _pad_into(
+    flat: np.ndarray, x: np.ndarray, pads: tuple, lay: _Layout, fast: Optional[tuple] = None
+) -> None:
     """Write the images ``x`` ``(n, C, *spatial)`` zero-padded and flattened into ``flat``
-    ``(n, groups, C/groups, P + tail)``."""
+    ``(n, groups, C/groups, P + tail)``; with ``fast`` (see :func:`_compiled`) and a
+    C-ordered ``x``, in one compiled call."""
     n, c = x.shape[:2]
+    if fast is not None and x.flags.c_contiguous and x.size:
+        planes = x.reshape(n * c, -1, x.shape[-1])
+        fast[0].pad_planes(planes, lay.sources, pads[-1][0], lay.padded[-1], flat.reshape(n * c, -1))
+        return
     size = int(np.prod(lay.padded))
     rows = flat.reshape(n, c, -1)
     rows[..., size:] = 0
     pad_constant(x, [(0, 0), (0, 0), *pads], 0, out=rows[..., :size].reshape((n, c) + lay.padded))
+
+
+def _source_rows(spatial: tuple, pads: tuple) -> np.ndarray:
+    """For each row (last dim) of a padded plane, the row of the unpadded plane it holds, or
+    -1 for a row of padding."""
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial[:-1], pads[:-1]))
+    sources = np.full(padded, -1, dtype=np.int64)
+    inside = tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial[:-1], pads[:-1]))
+    sources[inside] = np.arange(int(np.prod(spatial[:-1]))).reshape(spatial[:-1])
+    return sources.reshape(-1)
 
 
 def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:
@@ -114,7 +132,7 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
         for i in range(start, stop, block):
             j = min(i + block, stop)
             xb, g, p = xf[i:j], grid[: j - i], part[: j - i]
-            _pad_into(xb, x[i:j], geo.pads, lay)
+            _pad_into(xb, x[i:j], geo.pads, lay, fast)
             if fast:
                 fast[0].forward(wk, xb, shifts, g, p, *fast[1:])
             else:

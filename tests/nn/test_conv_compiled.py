@@ -1,5 +1,6 @@
-"""The compiled block loops of the shifted convolution (kernels/conv_products.py) give the
-NumPy form's numbers bit for bit: output, input gradient and weight gradient, for 1-3
+"""The compiled block loops of the shifted convolution (kernels/conv_products.py: the
+padding of a block's images, its products and sums) give the NumPy form's numbers bit for
+bit: output, input gradient and weight gradient, for 1-3
 spatial dims, groups, dilation, padding, several blocks of images, float32 and float64, on
 one and on two threads; and they really run (the NumPy form is not called)."""
 
@@ -57,7 +58,7 @@ def test_compiled_blocks_give_the_numpy_forms_bits(monkeypatch, case, dtype, n_t
     monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)  # two threads split the images
     if case == "many blocks":
         monkeypatch.setattr(conv_shifted, "BLOCK_BYTES", 4096)  # a few images a block
-    calls = {"forward": 0, "weight": 0}
+    calls = {"forward": 0, "weight": 0, "pad_planes": 0}
     loops = conv_shifted._load_products()
     for name in calls:
         monkeypatch.setattr(loops, name, _counted(calls, name, getattr(loops, name)))
@@ -72,6 +73,6 @@ def test_compiled_blocks_give_the_numpy_forms_bits(monkeypatch, case, dtype, n_t
     for got, expected in zip(compiled, plain):
         assert got.dtype == expected.dtype and np.array_equal(got, expected)
     if case == "one output channel":
-        assert calls == {"forward": 0, "weight": 0}
+        assert calls == {"forward": 0, "weight": 0, "pad_planes": 0}
     else:  # (the input gradient is a shifted convolution too when there are 16 output channels)
-        assert calls["forward"] >= 1 and calls["weight"] >= 1
+        assert calls["forward"] >= 1 and calls["weight"] >= 1 and calls["pad_planes"] >= 1
