@@ -59,6 +59,7 @@ class _Layout(NamedTuple):
     length: int  # L: computed output positions per plane
     tail: int  # zeros after the padded plane, so that every slice stays in range
     sources: np.ndarray  # per row (last dim) of a padded plane: the input row it holds, or -1
+    kept: np.ndarray  # per row of a valid output plane: the row of the computed grid it is
 
 
 def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Layout:
@@ -70,7 +71,9 @@ def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Lay
     length = int(np.prod(rows))
     # Reads past the last plane row come only from the inner dims' offsets.
     tail = sum((k - 1) * d * st for k, d, st in zip(kernel[1:], dilation[1:], steps[1:]))
-    return _Layout(padded, rows, out, shifts, length, tail, _source_rows(spatial, pads))
+    return _Layout(
+        padded, rows, out, shifts, length, tail, _source_rows(spatial, pads), _kept_rows(out, rows)
+    )
 
 
 def _pad_into(
@@ -100,6 +103,14 @@ def _source_rows(spatial: tuple, pads: tuple) -> np.ndarray:
     return sources.reshape(-1)
 
 
+def _kept_rows(out: tuple, rows: tuple) -> np.ndarray:
+    """For each row (last dim) of a valid output plane ``out``, its row in the computed grid
+    ``rows`` (the valid outputs are the first ones along every dim)."""
+    if len(out) == 1:
+        return np.zeros(1, dtype=np.int64)
+    return np.ravel_multi_index(np.indices(out[:-1]).reshape(len(out) - 1, -1), rows[:-1])
+
+
 def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:
     """Weight ``(O, C/groups, *kernel)`` as ``(K, groups, O/groups, C/groups)``."""
     wk = w.reshape(groups, w.shape[0] // groups, w.shape[1], -1)
@@ -125,6 +136,7 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
     work = n * o * L * len(lay.shifts)
     fast = _compiled(x.dtype, min(o // groups, L) > 1, n, work)
     shifts = np.array(lay.shifts, dtype=np.int64)
+    no_bias = np.empty(0, dtype=x.dtype)
 
     def images(start: int, stop: int) -> None:
         grid = np.empty((block, groups, o // groups, L), dtype=x.dtype)  # a block's computed rows
@@ -140,6 +152,10 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
                 for wk_k, s in zip(wk[1:], lay.shifts[1:]):
                     matmul(wk_k, xb[..., s : s + L], out=p)
                     g += p
+            if fast:
+                crop = (g.reshape((j - i) * o, L), lay.kept, lay.rows[-1], no_bias if bias is None else bias)
+                fast[0].crop_planes(*crop, out[i:j].reshape((j - i) * o, -1, lay.out[-1]))
+                continue
             out[i:j] = g.reshape((j - i, o) + lay.rows)[_valid(lay)]
             if bias is not None:
                 out[i:j] += bias.reshape((o,) + (1,) * len(lay.out))
@@ -166,7 +182,13 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
         rows = np.zeros((block, o) + lay.rows, dtype=g.dtype)  # g on the computed grid, 0 elsewhere
         for i in range(start, stop, block):
             j = min(i + block, stop)
-            rows[: j - i][_valid(lay)] = g[i:j]  # the thrown-away columns stay 0
+            if fast and g.flags.c_contiguous:  # the thrown-away columns stay 0
+                grid = rows[: j - i].reshape((j - i) * o, L)
+                fast[0].spread_planes(
+                    g[i:j].reshape((j - i) * o, -1, lay.out[-1]), lay.kept, lay.rows[-1], grid
+                )
+            else:
+                rows[: j - i][_valid(lay)] = g[i:j]
             gb, xb, p = rows[: j - i].reshape(j - i, groups, o // groups, L), xf[i:j], part[: j - i]
             if fast:
                 fast[0].weight(gb, xb, shifts, p, gw, *fast[1:])
