@@ -44,24 +44,35 @@ def _loops_for(*arrays: np.ndarray) -> Optional[ModuleType]:
     return compiled(_load_loops)
 
 
-def max_stage(a: np.ndarray, axis: int, kernel: int, stride: int, dilation: int, out: int) -> tuple:
+def max_stage(
+    a: np.ndarray,
+    axis: int,
+    kernel: int,
+    stride: int,
+    dilation: int,
+    out: int,
+    best: Optional[np.ndarray] = None,
+    winners: Optional[np.ndarray] = None,
+) -> tuple:
     """``(best, winners)``: the maximum over each window along ``axis`` (window ``o`` holds
     the elements ``o * stride + k * dilation``, ``k < kernel``) and the first offset ``k``
-    holding it (``uint8``); NumPy's ``maximum`` decides NaN and signed zeros."""
-    shape = a.shape[:axis] + (out,) + a.shape[axis + 1 :]
+    holding it (``uint8``); NumPy's ``maximum`` decides NaN and signed zeros. Written into
+    ``best`` and ``winners`` when given (C-ordered, of the result's shape)."""
     loops = _loops_for(a)
     if loops is not None:
-        best, winners = np.empty(shape, a.dtype), np.empty(shape, np.uint8)
+        shape = a.shape[:axis] + (out,) + a.shape[axis + 1 :]
+        best = np.empty(shape, a.dtype) if best is None else best
+        winners = np.empty(shape, np.uint8) if winners is None else winners
         flat = (a.reshape(-1), *_rows(a.shape, axis), kernel, stride, dilation)
         loops.max_stage(*flat, best.reshape(-1), winners.reshape(-1))
         return best, winners
+    # (new arrays from NumPy's own calls keep the input's layout: channels-last stays so)
     first = a[window_along(axis, 0, stride, dilation, out)]
-    if kernel == 1:
-        return first.copy(), np.zeros(first.shape, dtype=np.uint8)
-    second = a[window_along(axis, 1, stride, dilation, out)]
+    second = a[window_along(axis, 1 if kernel > 1 else 0, stride, dilation, out)]
     # strict comparisons: the first maximum wins ties, as in PyTorch
-    winners = (second > first).view(np.uint8)
-    best = np.maximum(first, second)
+    winners = np.greater(second, first, out=None if winners is None else winners.view(np.bool_))
+    winners = winners.view(np.uint8)
+    best = np.maximum(first, second, out=best)
     for k in range(2, kernel):
         cand = a[window_along(axis, k, stride, dilation, out)]
         better = cand > best
@@ -71,15 +82,25 @@ def max_stage(a: np.ndarray, axis: int, kernel: int, stride: int, dilation: int,
 
 
 def scatter_winners(
-    g: np.ndarray, winners: np.ndarray, in_shape: tuple, axis: int, kernel: int, stride: int, dilation: int
+    g: np.ndarray,
+    winners: np.ndarray,
+    in_shape: tuple,
+    axis: int,
+    kernel: int,
+    stride: int,
+    dilation: int,
+    ga: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """The adjoint of :func:`max_stage`: an array of ``in_shape`` holding ``g`` at each
     window's winning offset and zero elsewhere (where windows overlap, the sum of what
-    each sends there)."""
+    each sends there); written into ``ga`` when given (C-ordered, of ``in_shape``)."""
     out = g.shape[axis]
     disjoint = stride >= dilation * (kernel - 1) + 1  # windows along this dim do not overlap
     tiled = dilation == 1 and stride == kernel and out * kernel == in_shape[axis]  # every element written
-    ga = (np.empty if tiled else np.zeros)(in_shape, dtype=g.dtype)
+    if ga is None:
+        ga = (np.empty if tiled else np.zeros)(in_shape, dtype=g.dtype)
+    elif not tiled:
+        ga[...] = 0
     loops = _loops_for(g, winners)
     if loops is not None:
         flat = (g.reshape(-1), winners.reshape(-1), *_rows(in_shape, axis), kernel, stride, dilation)

@@ -195,14 +195,10 @@ def _stages(geo: _PoolGeometry) -> list:
     ]
 
 
-def _scatter_stage(
-    g: np.ndarray, in_shape: tuple, stage: tuple, winners: np.ndarray | None = None
-) -> np.ndarray:
-    """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
-    (sum) or, given the stage's ``winners`` (max), only to the offset that won."""
+def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple) -> np.ndarray:
+    """Adjoint of one stage of window sums: send ``g`` back to every kernel offset it came
+    from (max pooling's stages have ``kernels.max_pool.scatter_winners``)."""
     axis, kernel, stride, dil, out = stage
-    if winners is not None:
-        return scatter_winners(g, winners, in_shape, axis, kernel, stride, dil)
     ga = np.zeros(in_shape, dtype=g.dtype)
     for k in range(kernel):
         ga[window_along(axis, k, stride, dil, out)] += g
@@ -222,7 +218,9 @@ class MaxPoolNd(Function):
         x = input._data[None] if geo.unbatched else input._data
         if x.dtype.kind not in "fV":
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
-        values, *winners = map_rows(lambda rows: _max_pool_rows(rows, geo), x, work=POOL_WORK * x.size)
+        values, *winners = map_rows(
+            lambda rows, out: _max_pool_rows(rows, geo, out), x, work=POOL_WORK * x.size, into=True
+        )
         ctx.winners, ctx.geo, ctx.in_shape = winners, geo, x.shape
         ctx._node_name = _pool_node("MaxPool{}DWithIndicesBackward0", len(geo.kernel))
         ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
@@ -241,12 +239,15 @@ class MaxPoolNd(Function):
         )[0], None
 
 
-def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry) -> tuple:
-    """``(values, *winners)`` of max pooling the images ``x``, one stage per spatial dim."""
+def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry, out: tuple | None = None) -> tuple:
+    """``(values, *winners)`` of max pooling the images ``x``, one stage per spatial dim
+    (written into ``out``, arrays of those shapes, when given)."""
     a = pad_spatial(x, geo.pads, -np.inf)
+    stages = _stages(geo)
     winners = []
-    for axis, kernel, stride, dil, out in _stages(geo):
-        a, arg = max_stage(a, axis, kernel, stride, dil, out)
+    for s, (axis, kernel, stride, dil, size) in enumerate(stages):
+        into = (None, None) if out is None else (out[0] if s == len(stages) - 1 else None, out[1 + s])
+        a, arg = max_stage(a, axis, kernel, stride, dil, size, *into)
         winners.append(arg)
     return (a, *winners)
 
@@ -300,13 +301,22 @@ def _max_pool_grad(ctx: MaxPoolNd, g: np.ndarray, winners: Any) -> np.ndarray:
     """:func:`_max_pool_backward` of a batched ``g`` with the ``winners`` of its images."""
     geo = ctx.geo
 
-    def rows(g: np.ndarray, *winners: np.ndarray) -> tuple:
-        shapes = _stage_shapes((len(g),) + ctx.in_shape[1:], geo)
-        for stage, shape, arg in reversed(list(zip(_stages(geo), shapes, winners))):
-            g = _scatter_stage(g, shape, stage, arg)
-        return (_unpad(g, geo),)
+    padded = any(lo or hi for lo, hi in geo.pads)
 
-    (gx,) = map_rows(rows, g, *winners, work=POOL_WORK * int(np.prod(g.shape[:1] + ctx.in_shape[1:])))
+    def rows(g: np.ndarray, *winners: np.ndarray, out: tuple | None = None) -> tuple:
+        shapes = _stage_shapes((len(g),) + ctx.in_shape[1:], geo)
+        steps = list(zip(_stages(geo), shapes, winners))[::-1]
+        for i, ((axis, kernel, stride, dil, _), shape, arg) in enumerate(steps):
+            into = out[0] if out is not None and not padded and i == len(steps) - 1 else None
+            g = scatter_winners(g, arg, shape, axis, kernel, stride, dil, into)
+        if out is None:
+            return (_unpad(g, geo),)
+        if padded:
+            out[0][...] = _unpad(g, geo)
+        return out
+
+    work = POOL_WORK * int(np.prod(g.shape[:1] + ctx.in_shape[1:]))
+    (gx,) = map_rows(rows, g, *winners, work=work, into=True)
     return gx
 
 
