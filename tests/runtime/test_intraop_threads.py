@@ -375,6 +375,27 @@ def test_changing_the_budget_from_another_thread_while_ops_split(split):
     assert not errors
 
 
+def test_map_rows_into_lets_each_thread_write_its_rows_in_place(split):
+    x = np.arange(24.0).reshape(6, 4)
+    seen = []
+
+    def double(rows, out=None):
+        seen.append(out is None)
+        if out is None:
+            return (rows * 2,)
+        np.multiply(rows, 2, out=out[0])
+        return out
+
+    disttorch.set_num_threads(2)
+    (got,) = threads.map_rows(double, x, into=True)
+    np.testing.assert_array_equal(got, x * 2)
+    assert seen == [True, False, False]  # the results' shapes (no rows), then each thread's rows
+    seen.clear()
+    disttorch.set_num_threads(1)
+    np.testing.assert_array_equal(threads.map_rows(double, x, into=True)[0], x * 2)
+    assert seen == [True]  # one thread: the whole, returned
+
+
 def test_small_ops_do_not_split():
     before = disttorch.get_num_threads()
     try:
