@@ -404,6 +404,26 @@ def test_small_ops_do_not_split():
         disttorch.set_num_threads(before)
 
 
+def test_a_transformers_layer_norm_splits_at_the_real_cut_over():
+    """The compiled float32 layer norm (PyTorch's steps, some 30 units an element) splits a
+    GPT's (32, 64, 128) activations over two threads, forward and backward."""
+    from disttorch.kernels import norms
+    from disttorch.kernels.jit import compiled
+
+    if compiled(norms._load_moments_loops) is None:
+        pytest.skip("no numba: layer norm's NumPy form, cheaper per element")
+    x = disttorch.randn(32, 64, 128, requires_grad=True)
+    ln = disttorch.nn.LayerNorm(128)
+    before = disttorch.get_num_threads()
+    try:
+        forward = _run_recorded(2, lambda: ln(x))
+        y = ln(x)
+        backward = _run_recorded(2, lambda: y.backward(disttorch.ones_like(y)))
+    finally:
+        disttorch.set_num_threads(before)
+    assert forward and backward
+
+
 def test_operands_that_do_not_broadcast_raise_numpys_own_error(split):
     disttorch.set_num_threads(2)
     with pytest.raises(ValueError, match="could not be broadcast together"):
