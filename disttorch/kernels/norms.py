@@ -46,12 +46,11 @@ def normalize_rows(x: np.ndarray, eps: float) -> tuple:
 
 
 #: Units of work (``threads.py``) per element of the compiled float32 layer norm forward
-#: and input gradient, which take PyTorch's steps lane by lane: 2.9-3.4 ns an element on one
-#: core of the 2-core machine (a (2048, 128) input), some 30 float32 multiplies. (Counted as 4,
-#: a GPT's layer norms of 262k elements never split; split, they ran 1.96x faster.)
-LAYER_NORM_WORK = 32
-#: The same for its weight and bias gradients (0.44 ns an element).
-LAYER_NORM_PARAM_WORK = 4
+#: and input gradient, which take PyTorch's steps lane by lane: on a (2048, 128) input, the
+#: time of 8-12 float32 multiplies of the same size (forward), 6-9 (input gradient), on one
+#: core of the 2-core machine. (Counted as 4, a GPT's layer norms of 262k elements never
+#: split; split, they ran 1.96x faster.)
+LAYER_NORM_WORK = 10
 
 
 def _load_moments_loops():
@@ -112,7 +111,7 @@ def layer_norm_param_grads_float32(
             rows = slice(starts[k], starts[k] + chunk)
             loops.layer_norm_param_grad_rows(g[rows], x[rows], mean[rows], rstd[rows], acc_w[k], acc_b[k])
 
-    parallel_for(len(starts), shares, work=LAYER_NORM_PARAM_WORK * x.size)
+    parallel_for(len(starts), shares, work=2 * x.size)
     return tuple(_buffers_sum(acc) if need else None for acc, need in ((acc_w, need_w), (acc_b, need_b)))
 
 
