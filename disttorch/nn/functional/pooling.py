@@ -248,8 +248,24 @@ def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry, out: tuple | None = None) 
     for s, (axis, kernel, stride, dil, size) in enumerate(stages):
         into = (None, None) if out is None else (out[0] if s == len(stages) - 1 else None, out[1 + s])
         a, arg = max_stage(a, axis, kernel, stride, dil, size, *into)
+        first = _first_inside(arg.ndim - axis, kernel, stride, dil, size, geo.pads[axis - 2][0])
+        if first is not None:  # a window of -inf ties with its left padding: the input wins
+            np.maximum(arg, first, out=arg)
         winners.append(arg)
     return (a, *winners)
+
+
+def _first_inside(dims: int, kernel: int, stride: int, dil: int, out: int, lo: int) -> np.ndarray | None:
+    """The first kernel offset of each of the ``out`` windows along an axis (the ``dims``-th
+    from the end) that is not left padding (``uint8``, shaped to broadcast against a
+    stage's winners), or None without left padding. Padding is -inf and the first maximum
+    wins, so a window whose input is all -inf would pick the padding; PyTorch's kernel
+    starts from the first element inside."""
+    if lo == 0:
+        return None
+    starts = np.arange(out) * stride
+    first = np.minimum(np.maximum(-((starts - lo) // dil), 0), kernel - 1)  # ceil((lo - start) / dil)
+    return first.astype(np.uint8).reshape((out,) + (1,) * (dims - 1))
 
 
 def _stage_shapes(images: tuple, geo: _PoolGeometry) -> list:
