@@ -56,7 +56,8 @@ def max_stage(
 ) -> tuple:
     """``(best, winners)``: the maximum over each window along ``axis`` (window ``o`` holds
     the elements ``o * stride + k * dilation``, ``k < kernel``) and the first offset ``k``
-    holding it (``uint8``); NumPy's ``maximum`` decides NaN and signed zeros. Written into
+    holding it, or the last holding a NaN (``uint8``), as PyTorch's kernel picks them;
+    NumPy's ``maximum`` decides the value (NaN, signed zeros). Written into
     ``best`` and ``winners`` when given (C-ordered, of the result's shape)."""
     loops = _loops_for(a)
     if loops is not None:
@@ -69,13 +70,16 @@ def max_stage(
     # (new arrays from NumPy's own calls keep the input's layout: channels-last stays so)
     first = a[window_along(axis, 0, stride, dilation, out)]
     second = a[window_along(axis, 1 if kernel > 1 else 0, stride, dilation, out)]
-    # strict comparisons: the first maximum wins ties, as in PyTorch
-    winners = np.greater(second, first, out=None if winners is None else winners.view(np.bool_))
-    winners = winners.view(np.uint8)
+    # as PyTorch's kernel: an element wins if it is greater (the first maximum wins ties) or NaN
+    won = np.greater(second, first, out=None if winners is None else winners.view(np.bool_))
+    if kernel > 1:
+        won |= np.isnan(second)
+    winners = won.view(np.uint8)
     best = np.maximum(first, second, out=best)
     for k in range(2, kernel):
         cand = a[window_along(axis, k, stride, dilation, out)]
         better = cand > best
+        better |= np.isnan(cand)
         np.maximum(best, cand, out=best)
         np.copyto(winners, k, where=better)
     return best, winners

@@ -7,8 +7,8 @@ A stage sees its arrays flat, as ``(outer, length, inner)`` in C order: ``length
 pooled dim, ``inner`` the elements after it (1 for the last dim). Each loop does, element
 by element, what the NumPy form's calls do, so it gives their bits: NumPy's ``maximum``
 (a NaN operand wins, the first of two; of equal operands, ``+0.0`` and ``-0.0``, the
-second), the first offset holding the maximum (strict ``>``) as the winner, and the
-gradient's products and sums in offset order.
+second), the first offset holding the maximum (strict ``>``) or the last holding a NaN as
+the winner (PyTorch's choice), and the gradient's products and sums in offset order.
 
 Most pooling has windows of two that tile the dim (``MaxPool2d(2)``); there the loops read
 pairs at a constant distance, which the compiler turns into vector instructions (4 MiB of
@@ -37,11 +37,17 @@ def _keep(b, c):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
+def _wins(c, b):  # pragma: no cover - compiled
+    """Whether ``c`` takes over from the maximum ``b`` so far as the winner: greater, or NaN."""
+    return (c > b) | (c != c)
+
+
+@njit(contract=False)
 def _max_pairs(a, best, winners):  # pragma: no cover - compiled
     """Windows ``(a[2p], a[2p + 1])``."""
     for p in range(_U(best.size)):
         b, c = a[_U(2) * p], a[_U(2) * p + _U(1)]
-        winners[p] = c > b
+        winners[p] = _wins(c, b)
         best[p] = b if _keep(b, c) else c
 
 
@@ -52,13 +58,13 @@ def _max_rows(a, src, step, kernel, inner, best, winners, dst):  # pragma: no co
     second = src + step if kernel > 1 else src
     for j in range(inner):
         b, c = a[src + j], a[second + j]
-        winners[dst + j] = c > b
+        winners[dst + j] = _wins(c, b) and kernel > 1
         best[dst + j] = b if _keep(b, c) else c
     for k in range(_U(2), kernel):
         row = src + k * step
         for j in range(inner):
             b, c = best[dst + j], a[row + j]
-            winners[dst + j] = np.uint8(k) if c > b else winners[dst + j]
+            winners[dst + j] = np.uint8(k) if _wins(c, b) else winners[dst + j]
             best[dst + j] = b if _keep(b, c) else c
 
 
@@ -89,7 +95,7 @@ def max_stage(a, outer, length, inner, kernel, stride, dilation, best, winners):
             b, w = a[src], _U(0)
             for k in range(_U(1), kernel):
                 c = a[src + k * dilation]
-                w = k if c > b else w
+                w = k if _wins(c, b) else w
                 b = b if _keep(b, c) else c
             best[dst], winners[dst] = b, w
 
