@@ -13,6 +13,11 @@ same bit for bit (``tests/nn/test_conv_compiled.py``).
   after the first made in ``p`` and added to ``g``.
 - ``weight(gb, xb, shifts, p, gw, kind, address)``: ``gw[k] += sum_i gb[i] @ xb[i, :, :, s_k
   : s_k + L]ᵀ``, the images' products made in ``p`` and summed in image order.
+- ``pad_planes(x, sources, lo, width, flat)``: a block's images zero-padded into the flat
+  input, in one call (the NumPy form makes one per border of each dim, each taking the GIL).
+- ``crop_planes(grid, kept, width, bias, out)``: the valid outputs of a block's computed
+  grid, plus the bias, in one call; ``spread_planes(g, kept, width, grid)`` the reverse, for
+  the weight gradient.
 
 Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
 """
@@ -23,7 +28,7 @@ from .cblas_gemm import gemm
 from .gemm_parts import NO_TRANS, TRANS
 from .jit import njit
 
-__all__ = ["forward", "weight"]
+__all__ = ["crop_planes", "forward", "pad_planes", "spread_planes", "weight"]
 
 
 @njit()
@@ -61,6 +66,54 @@ def weight(gb, xb, shifts, p, gw, kind, address):  # pragma: no cover - compiled
         for i in range(1, images):
             _add_into(total, p[i].ravel())
         _add_into(gw[k].ravel(), total)
+
+
+@njit()
+def pad_planes(x, sources, lo, width, flat):  # pragma: no cover - compiled
+    """``flat[p]``: plane ``p`` of ``x`` (``planes, rows, inner``) zero-padded, as rows of
+    ``width`` elements and zeros after them to the end: padded row ``r`` is ``lo`` zeros,
+    row ``sources[r]`` of ``x[p]`` and zeros, or only zeros where ``sources[r]`` is -1."""
+    planes, length = flat.shape
+    inner, used = x.shape[2], len(sources) * width
+    for p in range(planes):
+        for r in range(len(sources)):
+            base, source = r * width, sources[r]
+            for k in range(width):
+                j = k - lo
+                flat[p, base + k] = x[p, source, j] if source >= 0 and 0 <= j < inner else 0
+        for k in range(used, length):
+            flat[p, k] = 0
+
+
+@njit()
+def crop_planes(grid, kept, width, bias, out):  # pragma: no cover - compiled
+    """``out[p, r] = grid[p, kept[r] * width : ... + out.shape[2]]`` (``grid``: ``planes,
+    rows * width``; ``out``: ``planes, len(kept), valid width``), plus ``bias[p % len(bias)]``
+    when ``bias`` is not empty."""
+    planes, rows, inner = out.shape
+    channels = len(bias)
+    for p in range(planes):
+        for r in range(rows):
+            base = kept[r] * width
+            if channels:
+                b = bias[p % channels]
+                for k in range(inner):
+                    out[p, r, k] = grid[p, base + k] + b
+            else:
+                for k in range(inner):
+                    out[p, r, k] = grid[p, base + k]
+
+
+@njit()
+def spread_planes(g, kept, width, grid):  # pragma: no cover - compiled
+    """``grid[p, kept[r] * width : ... + g.shape[2]] = g[p, r]`` (the shapes of
+    :func:`crop_planes`); the rest of ``grid`` is left as it is."""
+    planes, rows, inner = g.shape
+    for p in range(planes):
+        for r in range(rows):
+            base = kept[r] * width
+            for k in range(inner):
+                grid[p, base + k] = g[p, r, k]
 
 
 @njit()

@@ -58,6 +58,8 @@ class _Layout(NamedTuple):
     shifts: list  # flat offset of each kernel element, in the weight's kernel order
     length: int  # L: computed output positions per plane
     tail: int  # zeros after the padded plane, so that every slice stays in range
+    sources: np.ndarray  # per row (last dim) of a padded plane: the input row it holds, or -1
+    kept: np.ndarray  # per row of a valid output plane: the row of the computed grid it is
 
 
 def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Layout:
@@ -69,17 +71,44 @@ def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Lay
     length = int(np.prod(rows))
     # Reads past the last plane row come only from the inner dims' offsets.
     tail = sum((k - 1) * d * st for k, d, st in zip(kernel[1:], dilation[1:], steps[1:]))
-    return _Layout(padded, rows, out, shifts, length, tail)
+    return _Layout(
+        padded, rows, out, shifts, length, tail, _source_rows(spatial, pads), _kept_rows(out, rows)
+    )
 
 
-def _pad_into(flat: np.ndarray, x: np.ndarray, pads: tuple, lay: _Layout) -> None:
+def _pad_into(
+    flat: np.ndarray, x: np.ndarray, pads: tuple, lay: _Layout, fast: Optional[tuple] = None
+) -> None:
     """Write the images ``x`` ``(n, C, *spatial)`` zero-padded and flattened into ``flat``
-    ``(n, groups, C/groups, P + tail)``."""
+    ``(n, groups, C/groups, P + tail)``; with ``fast`` (see :func:`_compiled`) and a
+    C-ordered ``x``, in one compiled call."""
     n, c = x.shape[:2]
+    if fast is not None and x.flags.c_contiguous and x.size:
+        planes = x.reshape(n * c, -1, x.shape[-1])
+        fast[0].pad_planes(planes, lay.sources, pads[-1][0], lay.padded[-1], flat.reshape(n * c, -1))
+        return
     size = int(np.prod(lay.padded))
     rows = flat.reshape(n, c, -1)
     rows[..., size:] = 0
     pad_constant(x, [(0, 0), (0, 0), *pads], 0, out=rows[..., :size].reshape((n, c) + lay.padded))
+
+
+def _source_rows(spatial: tuple, pads: tuple) -> np.ndarray:
+    """For each row (last dim) of a padded plane, the row of the unpadded plane it holds, or
+    -1 for a row of padding."""
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial[:-1], pads[:-1]))
+    sources = np.full(padded, -1, dtype=np.int64)
+    inside = tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial[:-1], pads[:-1]))
+    sources[inside] = np.arange(int(np.prod(spatial[:-1]))).reshape(spatial[:-1])
+    return sources.reshape(-1)
+
+
+def _kept_rows(out: tuple, rows: tuple) -> np.ndarray:
+    """For each row (last dim) of a valid output plane ``out``, its row in the computed grid
+    ``rows`` (the valid outputs are the first ones along every dim)."""
+    if len(out) == 1:
+        return np.zeros(1, dtype=np.int64)
+    return np.ravel_multi_index(np.indices(out[:-1]).reshape(len(out) - 1, -1), rows[:-1])
 
 
 def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:
@@ -107,6 +136,7 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
     work = n * o * L * len(lay.shifts)
     fast = _compiled(x.dtype, min(o // groups, L) > 1, n, work)
     shifts = np.array(lay.shifts, dtype=np.int64)
+    no_bias = np.empty(0, dtype=x.dtype)
 
     def images(start: int, stop: int) -> None:
         grid = np.empty((block, groups, o // groups, L), dtype=x.dtype)  # a block's computed rows
@@ -114,7 +144,7 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
         for i in range(start, stop, block):
             j = min(i + block, stop)
             xb, g, p = xf[i:j], grid[: j - i], part[: j - i]
-            _pad_into(xb, x[i:j], geo.pads, lay)
+            _pad_into(xb, x[i:j], geo.pads, lay, fast)
             if fast:
                 fast[0].forward(wk, xb, shifts, g, p, *fast[1:])
             else:
@@ -122,6 +152,10 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
                 for wk_k, s in zip(wk[1:], lay.shifts[1:]):
                     matmul(wk_k, xb[..., s : s + L], out=p)
                     g += p
+            if fast:
+                crop = (g.reshape((j - i) * o, L), lay.kept, lay.rows[-1], no_bias if bias is None else bias)
+                fast[0].crop_planes(*crop, out[i:j].reshape((j - i) * o, -1, lay.out[-1]))
+                continue
             out[i:j] = g.reshape((j - i, o) + lay.rows)[_valid(lay)]
             if bias is not None:
                 out[i:j] += bias.reshape((o,) + (1,) * len(lay.out))
@@ -148,7 +182,13 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
         rows = np.zeros((block, o) + lay.rows, dtype=g.dtype)  # g on the computed grid, 0 elsewhere
         for i in range(start, stop, block):
             j = min(i + block, stop)
-            rows[: j - i][_valid(lay)] = g[i:j]  # the thrown-away columns stay 0
+            if fast and g.flags.c_contiguous:  # the thrown-away columns stay 0
+                grid = rows[: j - i].reshape((j - i) * o, L)
+                fast[0].spread_planes(
+                    g[i:j].reshape((j - i) * o, -1, lay.out[-1]), lay.kept, lay.rows[-1], grid
+                )
+            else:
+                rows[: j - i][_valid(lay)] = g[i:j]
             gb, xb, p = rows[: j - i].reshape(j - i, groups, o // groups, L), xf[i:j], part[: j - i]
             if fast:
                 fast[0].weight(gb, xb, shifts, p, gw, *fast[1:])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .jit import compiled
 from .threads import elementwise, parallel_for
 
 __all__ = ["relu", "relu_grad"]
@@ -82,7 +83,26 @@ def relu_grad(g: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def _keep_where_on(g_bits: np.ndarray, out: np.ndarray, res: np.ndarray) -> None:
-    """``res = g_bits & (all ones where out > 0 or NaN, else 0)``, in unsigned words."""
+    """``res = g_bits & (all ones where out > 0 or NaN, else 0)``, in unsigned words: with the
+    ``fast`` extra one compiled pass over flat float32/float64 operands (three NumPy passes
+    otherwise; the same bits)."""
+    flat = out.ndim == 1 and g_bits.shape == out.shape
+    loop = compiled(_load) if flat and out.dtype in (np.float32, np.float64) else None
+    if loop is not None:
+        loop(g_bits, out, res)
+        return
     np.less_equal(out, 0, out=res)  # 1 where the unit is off
     res -= 1  # off: 0; on: all ones (wrapped)
     np.bitwise_and(g_bits, res, out=res)
+
+
+def _load():
+    from .jit import njit
+
+    @njit()
+    def keep_where_on(g_bits, out, res):  # pragma: no cover - compiled
+        for i in range(res.size):
+            bits = g_bits[i]
+            res[i] = bits ^ bits if out[i] <= 0 else bits  # (a literal 0 and a uint64 make a float64)
+
+    return keep_where_on

@@ -243,17 +243,23 @@ def parallel_over(
     parallel_for(shape[axis], lambda i, j: body(lead + (slice(i, j),)), work or int(np.prod(shape)))
 
 
-def map_rows(fn: Callable[..., tuple], *arrays: np.ndarray, work: int = 0) -> tuple:
+def map_rows(fn: Callable[..., tuple], *arrays: np.ndarray, work: int = 0, into: bool = False) -> tuple:
     """``fn(*arrays)`` for a function returning a tuple of arrays whose row ``i`` (leading
     axis) depends only on row ``i`` of every argument: pooling over a batch, say. Split
     over threads by rows when large (``work``: elements touched, default the arguments'
-    size); each thread copies its rows of the results into place."""
+    size); each thread copies its rows of the results into place, or with ``into`` writes
+    them there itself: ``fn`` then takes ``out=``, a tuple of the results' rows to fill
+    (``None`` when it should return new arrays)."""
     n = len(arrays[0])
+    call = (lambda *rows, out=None: fn(*rows, out=out)) if into else (lambda *rows, out=None: fn(*rows))
     if parts_for(n, work or sum(a.size for a in arrays)) == 1:
-        return fn(*arrays)
-    outs = [np.empty((n,) + r.shape[1:], dtype=r.dtype) for r in fn(*(a[:0] for a in arrays))]
+        return call(*arrays)
+    outs = [np.empty((n,) + r.shape[1:], dtype=r.dtype) for r in call(*(a[:0] for a in arrays))]
 
     def part(start: int, stop: int) -> None:
+        if into:
+            fn(*(a[start:stop] for a in arrays), out=tuple(out[start:stop] for out in outs))
+            return
         for out, rows in zip(outs, fn(*(a[start:stop] for a in arrays))):
             out[start:stop] = rows
 

@@ -13,7 +13,15 @@ from numpy.lib.stride_tricks import as_strided
 
 from .threads import parallel_over
 
-__all__ = ["windows", "window_range", "window_slices", "pad_constant", "pad_spatial", "crop_index"]
+__all__ = [
+    "windows",
+    "window_along",
+    "window_range",
+    "window_slices",
+    "pad_constant",
+    "pad_spatial",
+    "crop_index",
+]
 
 
 def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> np.ndarray:
@@ -31,6 +39,12 @@ def window_range(offset: int, stride: int, dilation: int, out: int) -> slice:
     the ``out`` windows."""
     start = offset * dilation
     return slice(start, start + stride * (out - 1) + 1, stride)
+
+
+def window_along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tuple:
+    """Index selecting, along ``axis`` of an array, the element at kernel ``offset`` of
+    every one of the ``out`` windows."""
+    return (slice(None),) * axis + (window_range(offset, stride, dilation, out),)
 
 
 def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:

@@ -27,6 +27,57 @@ def test_max_pool_ties_pick_the_first_element():
     np.testing.assert_array_equal(idx.numpy(), [[[[0, 2], [8, 10]]]])
 
 
+@pytest.mark.parametrize("jit", ["1", "0"])
+def test_a_window_of_minus_infinity_beside_padding_picks_its_first_element_inside(monkeypatch, jit):
+    """The -inf padding ties with an input of -inf, and the first maximum wins: PyTorch's
+    kernel starts from the first element inside the input, which gets the index and the
+    gradient (disttorch gave the padding's, a negative index, and lost the gradient)."""
+    monkeypatch.setenv("DISTTORCH_JIT", jit)  # the compiled stages and the NumPy form
+    x = dt.full((1, 1, 3, 3), -np.inf, requires_grad=True)
+    out, idx = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    out.sum().backward()
+    np.testing.assert_array_equal(idx.numpy(), [[[[0, 1], [3, 4]]]])  # PyTorch 2.13's
+    np.testing.assert_array_equal(x.grad.numpy(), [[[[1, 1, 0], [1, 1, 0], [0, 0, 0]]]])
+    x = dt.full((1, 1, 4), -np.inf, requires_grad=True)
+    out, idx = F.max_pool1d(x, 3, 1, 1, return_indices=True)
+    out.sum().backward()
+    np.testing.assert_array_equal(idx.numpy(), [[[0, 0, 1, 2]]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[[2, 1, 1, 0]]])
+
+
+@pytest.mark.parametrize("jit", ["1", "0"])
+@pytest.mark.parametrize(
+    "shape, kwargs",
+    [
+        ((2, 3, 9, 9), dict(kernel_size=3, stride=2, padding=1)),
+        ((2, 3, 8, 10), dict(kernel_size=2)),
+        ((2, 3, 11), dict(kernel_size=3, stride=1, padding=1)),
+        ((2, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2))),
+        ((2, 3, 10, 9), dict(kernel_size=(2, 3), dilation=2, ceil_mode=True)),
+    ],
+)
+def test_max_pool_indices_and_gradient_of_nan_and_minus_infinity_match_pytorch(
+    monkeypatch, torch, jit, shape, kwargs
+):
+    """PyTorch's kernel takes an element that is greater than the maximum so far, or NaN:
+    a window's last NaN gets the index and the gradient."""
+    monkeypatch.setenv("DISTTORCH_JIT", jit)  # the compiled stages and the NumPy form
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, flat.size // 8, replace=False)] = np.nan
+    flat[rng.choice(flat.size, flat.size // 10, replace=False)] = -np.inf
+    results = []
+    for lib in (dt, torch):
+        pool = getattr(lib.nn.functional, f"max_pool{len(shape) - 2}d")
+        a = lib.tensor(x, requires_grad=True)
+        out, idx = pool(a, return_indices=True, **kwargs)
+        out.sum().backward()
+        results.append([out.detach().numpy(), idx.numpy(), a.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)  # (NaN equals NaN here)
+
+
 @pytest.mark.parametrize("shape", [(2, 2, 6, 9), (2, 2, 7, 10)])
 def test_max_pool_gradcheck_tiled_and_with_leftover_rows(shape):
     """Windows that tile the input exactly (every element written by backward) and windows

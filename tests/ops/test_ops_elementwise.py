@@ -267,10 +267,13 @@ def test_relu_of_large_tensors_matches_numpy(shape, dtype):
     np.testing.assert_array_equal(a.grad.numpy(), (~(x <= 0)).astype(np.float64))
 
 
+@pytest.mark.parametrize("jit", ["1", "0"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
-def test_relu_gradient_is_plus_zero_where_the_unit_is_off(dtype):
+def test_relu_gradient_is_plus_zero_where_the_unit_is_off(monkeypatch, dtype, jit):
     # a NaN or negative gradient of a unit that is off gives +0.0 (g * mask gave NaN and -0.0);
-    # a NaN output passes its gradient; a -0.0 gradient of a unit that is on stays -0.0
+    # a NaN output passes its gradient; a -0.0 gradient of a unit that is on stays -0.0; the
+    # compiled loop (the fast extra) and the NumPy passes alike
+    monkeypatch.setenv("DISTTORCH_JIT", jit)
     x = [-1.0, 2.0, -3.0, 0.0, math.nan, -0.0, 5.0]
     g = [-5.0, 1.0, math.nan, -2.0, 3.0, -1.0, -0.0]
     want = np.array([0.0, 1.0, 0.0, 0.0, 3.0, 0.0, -0.0], dtype=np.float32)[:, None]
@@ -280,6 +283,18 @@ def test_relu_gradient_is_plus_zero_where_the_unit_is_off(dtype):
         got = a.grad.float().numpy()
         np.testing.assert_array_equal(got, np.broadcast_to(want, got.shape))
         np.testing.assert_array_equal(np.signbit(got), np.broadcast_to(np.signbit(want), got.shape))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_gradient_of_the_compiled_loop_has_the_numpy_passes_bits(monkeypatch, dtype):
+    from disttorch.kernels import relu
+
+    rng = np.random.default_rng(0)
+    g, out = rng.standard_normal((2, 10007)).astype(dtype)
+    out[::7], out[::11], g[::5], g[::3] = np.nan, -0.0, np.nan, -0.0
+    got = relu.relu_grad(g, out)
+    monkeypatch.setenv("DISTTORCH_JIT", "0")
+    assert got.tobytes() == relu.relu_grad(g, out).tobytes()
 
 
 def test_relu_gradient_recorded_is_differentiable_again():

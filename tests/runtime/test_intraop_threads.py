@@ -375,12 +375,53 @@ def test_changing_the_budget_from_another_thread_while_ops_split(split):
     assert not errors
 
 
+def test_map_rows_into_lets_each_thread_write_its_rows_in_place(split):
+    x = np.arange(24.0).reshape(6, 4)
+    seen = []
+
+    def double(rows, out=None):
+        seen.append(out is None)
+        if out is None:
+            return (rows * 2,)
+        np.multiply(rows, 2, out=out[0])
+        return out
+
+    disttorch.set_num_threads(2)
+    (got,) = threads.map_rows(double, x, into=True)
+    np.testing.assert_array_equal(got, x * 2)
+    assert seen == [True, False, False]  # the results' shapes (no rows), then each thread's rows
+    seen.clear()
+    disttorch.set_num_threads(1)
+    np.testing.assert_array_equal(threads.map_rows(double, x, into=True)[0], x * 2)
+    assert seen == [True]  # one thread: the whole, returned
+
+
 def test_small_ops_do_not_split():
     before = disttorch.get_num_threads()
     try:
         assert _run_recorded(4, lambda: disttorch.randn(100, 100) * 2) == []
     finally:
         disttorch.set_num_threads(before)
+
+
+def test_a_transformers_layer_norm_splits_at_the_real_cut_over():
+    """The compiled float32 layer norm (PyTorch's steps, some 30 units an element) splits a
+    GPT's (32, 64, 128) activations over two threads, forward and backward."""
+    from disttorch.kernels import norms
+    from disttorch.kernels.jit import compiled
+
+    if compiled(norms._load_moments_loops) is None:
+        pytest.skip("no numba: layer norm's NumPy form, cheaper per element")
+    x = disttorch.randn(32, 64, 128, requires_grad=True)
+    ln = disttorch.nn.LayerNorm(128)
+    before = disttorch.get_num_threads()
+    try:
+        forward = _run_recorded(2, lambda: ln(x))
+        y = ln(x)
+        backward = _run_recorded(2, lambda: y.backward(disttorch.ones_like(y)))
+    finally:
+        disttorch.set_num_threads(before)
+    assert forward and backward
 
 
 def test_operands_that_do_not_broadcast_raise_numpys_own_error(split):

@@ -4,8 +4,9 @@
 Max and average pooling are separable: a window is a product of one index range per
 spatial dim, so the max (or sum) over it is taken one dim at a time, each stage a short
 loop over that dim's kernel offsets applied to strided slices of the whole array (never a
-loop over pixels). Max pooling keeps, per stage, which offset won (uint8); backward routes
-the gradient back through the stages to the winners. Average pooling divides the window
+loop over pixels; with the ``fast`` extra a max stage and its adjoint are one compiled
+pass, ``kernels/max_pool.py``). Max pooling keeps, per stage, which offset won (uint8);
+backward routes the gradient back through the stages to the winners. Average pooling divides the window
 sums by PyTorch's per-window divisor. Adaptive average pooling uses one small averaging
 matrix per spatial dim; adaptive max pooling gathers its (ragged) windows and takes one
 argmax. Max, average and adaptive pooling, both directions, split the batch over the op's threads
@@ -23,8 +24,9 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import quantize as qk
+from ...kernels.max_pool import max_stage, scatter_winners
 from ...kernels.threads import map_rows
-from ...kernels.windows import crop_index, pad_spatial, window_range
+from ...kernels.windows import crop_index, pad_spatial, window_along
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import folded, numpy_backward
 
@@ -182,11 +184,6 @@ def _geometry(
 # A window is a product of one index range per spatial dim, so max and sum over a window
 # can be taken one dim at a time: reduce dim 0 over its kernel offsets (strided slices of
 # whole rows, long contiguous inner loops), then dim 1 on the smaller result, and so on.
-def _along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tuple:
-    """Index selecting, along ``axis``, the element at kernel ``offset`` of every window."""
-    return (slice(None),) * axis + (window_range(offset, stride, dilation, out),)
-
-
 def _stages(geo: _PoolGeometry) -> list:
     """``(axis, kernel, stride, dilation, out)`` of each spatial dim, in reduction order: the
     last dim first, so that among equal maxima the first in row-major order wins (each stage
@@ -198,29 +195,13 @@ def _stages(geo: _PoolGeometry) -> list:
     ]
 
 
-def _scatter_stage(
-    g: np.ndarray, in_shape: tuple, stage: tuple, winners: np.ndarray | None = None
-) -> np.ndarray:
-    """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
-    (sum) or, given the stage's ``winners`` (max), only to the offset that won."""
+def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple) -> np.ndarray:
+    """Adjoint of one stage of window sums: send ``g`` back to every kernel offset it came
+    from (max pooling's stages have ``kernels.max_pool.scatter_winners``)."""
     axis, kernel, stride, dil, out = stage
-    disjoint = stride >= dil * (kernel - 1) + 1  # windows along this dim do not overlap
-    # Max pooling over windows that tile the dim exactly writes every element below.
-    tiled = winners is not None and dil == 1 and stride == kernel and out * kernel == in_shape[axis]
-    ga = (np.empty if tiled else np.zeros)(in_shape, dtype=g.dtype)
-    parts = [ga[_along(axis, k, stride, dil, out)] for k in range(kernel)]
-    if winners is None:
-        for part in parts:
-            part += g
-    elif kernel == 2 and disjoint:  # winners are 0/1: offset 1 gets g * w, offset 0 the rest
-        np.multiply(g, winners, out=parts[1])
-        np.subtract(g, parts[1], out=parts[0])
-    else:
-        for k, part in enumerate(parts):
-            if disjoint:
-                np.multiply(g, winners == k, out=part)
-            else:
-                part += g * (winners == k)
+    ga = np.zeros(in_shape, dtype=g.dtype)
+    for k in range(kernel):
+        ga[window_along(axis, k, stride, dil, out)] += g
     return ga
 
 
@@ -237,7 +218,9 @@ class MaxPoolNd(Function):
         x = input._data[None] if geo.unbatched else input._data
         if x.dtype.kind not in "fV":
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
-        values, *winners = map_rows(lambda rows: _max_pool_rows(rows, geo), x, work=POOL_WORK * x.size)
+        values, *winners = map_rows(
+            lambda rows, out: _max_pool_rows(rows, geo, out), x, work=POOL_WORK * x.size, into=True
+        )
         ctx.winners, ctx.geo, ctx.in_shape = winners, geo, x.shape
         ctx._node_name = _pool_node("MaxPool{}DWithIndicesBackward0", len(geo.kernel))
         ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
@@ -256,27 +239,33 @@ class MaxPoolNd(Function):
         )[0], None
 
 
-def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry) -> tuple:
-    """``(values, *winners)`` of max pooling the images ``x``, one stage per spatial dim."""
+def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry, out: tuple | None = None) -> tuple:
+    """``(values, *winners)`` of max pooling the images ``x``, one stage per spatial dim
+    (written into ``out``, arrays of those shapes, when given)."""
     a = pad_spatial(x, geo.pads, -np.inf)
+    stages = _stages(geo)
     winners = []
-    for axis, kernel, stride, dil, out in _stages(geo):
-        first = a[_along(axis, 0, stride, dil, out)]
-        if kernel == 1:
-            best, arg = first.copy(), np.zeros(first.shape, dtype=np.uint8)
-        else:
-            second = a[_along(axis, 1, stride, dil, out)]
-            # strict comparisons: the first maximum wins ties, as in PyTorch
-            arg = (second > first).view(np.uint8)
-            best = np.maximum(first, second)
-        for k in range(2, kernel):
-            cand = a[_along(axis, k, stride, dil, out)]
-            better = cand > best
-            np.maximum(best, cand, out=best)
-            np.copyto(arg, k, where=better)
+    for s, (axis, kernel, stride, dil, size) in enumerate(stages):
+        into = (None, None) if out is None else (out[0] if s == len(stages) - 1 else None, out[1 + s])
+        a, arg = max_stage(a, axis, kernel, stride, dil, size, *into)
+        first = _first_inside(arg.ndim - axis, kernel, stride, dil, size, geo.pads[axis - 2][0])
+        if first is not None:  # a window of -inf ties with its left padding: the input wins
+            np.maximum(arg, first, out=arg)
         winners.append(arg)
-        a = best
     return (a, *winners)
+
+
+def _first_inside(dims: int, kernel: int, stride: int, dil: int, out: int, lo: int) -> np.ndarray | None:
+    """The first kernel offset of each of the ``out`` windows along an axis (the ``dims``-th
+    from the end) that is not left padding (``uint8``, shaped to broadcast against a
+    stage's winners), or None without left padding. Padding is -inf and the first maximum
+    wins, so a window whose input is all -inf would pick the padding; PyTorch's kernel
+    starts from the first element inside."""
+    if lo == 0:
+        return None
+    starts = np.arange(out) * stride
+    first = np.minimum(np.maximum(-((starts - lo) // dil), 0), kernel - 1)  # ceil((lo - start) / dil)
+    return first.astype(np.uint8).reshape((out,) + (1,) * (dims - 1))
 
 
 def _stage_shapes(images: tuple, geo: _PoolGeometry) -> list:
@@ -298,9 +287,9 @@ def _window_sums(x: np.ndarray, geo: _PoolGeometry) -> np.ndarray:
     """The sum over each window of the images ``x`` (zero padding), one stage per spatial dim."""
     a = pad_spatial(x, geo.pads)
     for axis, kernel, stride, dil, out in _stages(geo):
-        total = a[_along(axis, 0, stride, dil, out)].copy()
+        total = a[window_along(axis, 0, stride, dil, out)].copy()
         for k in range(1, kernel):
-            total += a[_along(axis, k, stride, dil, out)]
+            total += a[window_along(axis, k, stride, dil, out)]
         a = total
     return a
 
@@ -328,13 +317,22 @@ def _max_pool_grad(ctx: MaxPoolNd, g: np.ndarray, winners: Any) -> np.ndarray:
     """:func:`_max_pool_backward` of a batched ``g`` with the ``winners`` of its images."""
     geo = ctx.geo
 
-    def rows(g: np.ndarray, *winners: np.ndarray) -> tuple:
-        shapes = _stage_shapes((len(g),) + ctx.in_shape[1:], geo)
-        for stage, shape, arg in reversed(list(zip(_stages(geo), shapes, winners))):
-            g = _scatter_stage(g, shape, stage, arg)
-        return (_unpad(g, geo),)
+    padded = any(lo or hi for lo, hi in geo.pads)
 
-    (gx,) = map_rows(rows, g, *winners, work=POOL_WORK * int(np.prod(g.shape[:1] + ctx.in_shape[1:])))
+    def rows(g: np.ndarray, *winners: np.ndarray, out: tuple | None = None) -> tuple:
+        shapes = _stage_shapes((len(g),) + ctx.in_shape[1:], geo)
+        steps = list(zip(_stages(geo), shapes, winners))[::-1]
+        for i, ((axis, kernel, stride, dil, _), shape, arg) in enumerate(steps):
+            into = out[0] if out is not None and not padded and i == len(steps) - 1 else None
+            g = scatter_winners(g, arg, shape, axis, kernel, stride, dil, into)
+        if out is None:
+            return (_unpad(g, geo),)
+        if padded:
+            out[0][...] = _unpad(g, geo)
+        return out
+
+    work = POOL_WORK * int(np.prod(g.shape[:1] + ctx.in_shape[1:]))
+    (gx,) = map_rows(rows, g, *winners, work=work, into=True)
     return gx
 
 
