@@ -1,0 +1,111 @@
+"""Gradient semantics compared with PyTorch's (found by fuzzing transforms and higher-order
+gradients): variances without degrees of freedom, p-norms (one implementation for
+``Tensor.norm`` and ``linalg.vector_norm``), ..."""
+
+import math
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.autograd import gradcheck, gradgradcheck
+
+rng = np.random.default_rng(11)
+
+
+def _grad(T, f, x, create_graph=False):
+    (g,) = T.autograd.grad(f(x), x, create_graph=create_graph)
+    return g
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+@pytest.mark.parametrize("correction", [3, 4])
+def test_variance_without_degrees_of_freedom_is_a_function_of_the_gradient(fn, correction):
+    x = dt.tensor([1.0, 3.0, -2.0], dtype=dt.float64, requires_grad=True)
+    g = _grad(dt, lambda v: getattr(v, fn)(correction=correction), x, create_graph=True)
+    # var: grad * inf everywhere (not the sign of x - mean); std: 0 * inf
+    expected = [math.inf] * 3 if fn == "var" else [math.nan] * 3
+    np.testing.assert_array_equal(g.detach().numpy(), expected)
+    assert g.requires_grad == (fn == "std")  # (std's divides by the result) var's Hessian is 0, not NaN
+    h = dt.func.hessian(lambda v: v.var(correction=correction))(x.detach())
+    np.testing.assert_array_equal(h.numpy(), np.zeros((3, 3)))
+    # over a dim, PyTorch's general formula: (2 / (n - correction)) * grad * (x - mean)
+    g = _grad(dt, lambda v: v.var(dim=0, correction=correction), x)
+    np.testing.assert_array_equal(g.numpy(), [math.inf, math.inf, -math.inf])
+
+
+def test_variance_without_degrees_of_freedom_as_pytorch(torch):
+    base = np.array([[1.0, 3.0, -2.0], [2.0, 2.0, 2.0]])
+    for fn, c, dim in [
+        ("var", 6, None),
+        ("var", 7, None),
+        ("std", 6, None),
+        ("var", 3, 1),
+        ("var", 6, (0, 1)),
+    ]:
+        out = []
+        for T in (torch, dt):
+            x = T.tensor(base, requires_grad=True)
+            (g,) = T.autograd.grad(getattr(x, fn)(dim=dim, correction=c).sum(), x, create_graph=True)
+            h = T.func.hessian(lambda v, T=T: getattr(v, fn)(dim=dim, correction=c).sum())(x.detach())
+            out.append((g.detach().numpy(), g.requires_grad, h.numpy()))
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+        assert out[0][1] == out[1][1]
+        np.testing.assert_array_equal(out[0][2], out[1][2])
+
+
+NORM_ORDS = [2, 1, 3, 0.5, -1, -2, -0.5, math.inf, -math.inf, 1.5]
+
+
+@pytest.mark.parametrize("ord", NORM_ORDS)
+def test_vector_norm_is_tensor_norm(ord):
+    """One implementation: the same values, gradients and node for both spellings."""
+    base = rng.standard_normal((3, 4))
+    base[0, 1], base[2] = 0, 0
+    for dim in (None, 1, (0, 1)):
+        results = []
+        for f in (lambda x: dt.linalg.vector_norm(x, ord, dim), lambda x: x.norm(ord, dim)):
+            x = dt.tensor(base, requires_grad=True)
+            y = f(x)
+            (g,) = dt.autograd.grad(y.sum(), x)
+            results.append((y.detach().numpy(), g.numpy(), y.grad_fn.name()))
+        np.testing.assert_array_equal(results[0][0], results[1][0])
+        np.testing.assert_array_equal(results[0][1], results[1][1])
+        assert results[0][2] == results[1][2] == "LinalgVectorNormBackward0"
+
+
+@pytest.mark.parametrize("ord", [-1, -2, -0.5])
+def test_negative_order_norm_gradient_is_zero_at_zero_entries(ord):
+    x = dt.tensor([[0.0, 1.0, -2.0], [0.5, 0.25, 3.0]], dtype=dt.float64, requires_grad=True)
+    g = _grad(dt, lambda v: dt.linalg.vector_norm(v, ord, dim=1).sum(), x)
+    assert np.isfinite(g.numpy()).all()
+    np.testing.assert_array_equal(g.numpy()[0], [0.0, 0.0, 0.0])  # the norm of a row with a 0 is 0
+    away = dt.tensor([[0.5, 1.0, -2.0]], dtype=dt.float64, requires_grad=True)
+    assert gradcheck(lambda v: dt.linalg.vector_norm(v, ord, dim=1), (away,))
+    assert gradgradcheck(lambda v: dt.linalg.vector_norm(v, ord, dim=1), (away,))
+
+
+def test_norm_zero_order_passes_no_gradient():
+    x = dt.tensor([[0.0, 1.0], [2.0, 0.0]], requires_grad=True)
+    for y in (x.norm(0), dt.norm(x, 0, 1), dt.linalg.vector_norm(x, 0)):
+        assert y.requires_grad
+        y.sum().backward()
+        assert x.grad is None
+
+
+def test_norms_as_pytorch(torch):
+    base = rng.standard_normal((3, 4))
+    base[0, 1], base[2] = 0, 0
+    for ord in NORM_ORDS + [0]:
+        for name in ("vector_norm", "norm"):
+            out = []
+            for T in (torch, dt):
+                x = T.tensor(base, requires_grad=True)
+                y = T.linalg.vector_norm(x, ord, 1) if name == "vector_norm" else x.norm(ord, 1)
+                (g,) = T.autograd.grad(y, x, T.ones_like(y), allow_unused=True)
+                out.append((y.detach().numpy(), None if g is None else g.numpy()))
+            np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-12)
+            if out[0][1] is None:
+                assert out[1][1] is None, (ord, name)
+            else:
+                np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-12, err_msg=f"{ord} {name}")
