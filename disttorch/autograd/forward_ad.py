@@ -212,7 +212,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         else:  # a view of the primal, as PyTorch's (``dual._base is tensor``)
             with grad_mode.no_grad():
                 dual = tensor.view_as(tensor)
-            transform_leaves.mark(dual.requires_grad_(True))
+            transform_leaves.mark(dual.requires_grad_(True), "dual")
             lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)

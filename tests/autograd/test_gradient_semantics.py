@@ -109,3 +109,68 @@ def test_norms_as_pytorch(torch):
                 assert out[1][1] is None, (ord, name)
             else:
                 np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-12, err_msg=f"{ord} {name}")
+
+
+Z = np.array([[0.3, -1.2, 2.0]])
+Y = np.array([[1.0, 0.0, 0.5]])
+W = np.array([0.7, 1.5, 2.0])
+LOSS_WEIGHTS = {
+    "bce_logits_weight": lambda T, w: T.nn.functional.binary_cross_entropy_with_logits(
+        T.tensor(Z), T.tensor(Y), weight=w
+    ),
+    "bce_logits_pos_weight": lambda T, w: T.nn.functional.binary_cross_entropy_with_logits(
+        T.tensor(Z), T.tensor(Y), pos_weight=w
+    ),
+    "bce_logits_both": lambda T, w: T.nn.functional.binary_cross_entropy_with_logits(
+        T.tensor(Z), T.tensor(Y), weight=w, pos_weight=w * 2, reduction="sum"
+    ),
+    "bce_weight": lambda T, w: T.nn.functional.binary_cross_entropy(
+        T.tensor(Z).sigmoid(), T.tensor(Y), weight=w
+    ),
+    "nll_weight": lambda T, w: T.nn.functional.nll_loss(T.tensor(Z), T.tensor([2]), weight=w),
+    "cross_entropy_weight": lambda T, w: T.nn.functional.cross_entropy(T.tensor(Z), T.tensor([2]), weight=w),
+    "soft_margin_target": lambda T, w: T.nn.functional.soft_margin_loss(T.tensor(Z), w[None]),
+}
+
+
+def _transform_results(T, f):
+    out = []
+    for transform in (T.func.grad, T.func.jacrev, T.func.jacfwd):
+        try:
+            out.append(transform(lambda w: f(T, w))(T.tensor(W)).numpy())
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_logits_loss_weights_are_differentiable_under_func_transforms():
+    """torch.func runs binary_cross_entropy_with_logits decomposed: its weight and pos_weight
+    have gradients there (while eager autograd refuses them)."""
+    for name in ("bce_logits_weight", "bce_logits_pos_weight", "bce_logits_both"):
+        f = LOSS_WEIGHTS[name]
+        w = dt.tensor(W, requires_grad=True)
+        with pytest.raises(RuntimeError, match="is not differentiable with respect to argument"):
+            f(dt, w)
+        grads = _transform_results(dt, f)
+        assert np.abs(grads[0]).sum() > 0
+        for g in grads[1:]:
+            np.testing.assert_allclose(g, grads[0], rtol=1e-12)
+        eps, numeric = 1e-6, []
+        for i in range(len(W)):
+            step = np.eye(len(W))[i] * eps
+            numeric.append(
+                (f(dt, dt.tensor(W + step)).item() - f(dt, dt.tensor(W - step)).item()) / (2 * eps)
+            )
+        np.testing.assert_allclose(grads[0], numeric, rtol=1e-6)
+
+
+def test_loss_weights_under_func_transforms_as_pytorch(torch):
+    """Refused by the reverse transforms where PyTorch has no derivative, a zero tangent for the
+    forward ones; the logits loss differentiable under all."""
+    for name, f in LOSS_WEIGHTS.items():
+        ref, got = _transform_results(torch, f), _transform_results(dt, f)
+        for r, g in zip(ref, got):
+            if isinstance(r, str):
+                assert isinstance(g, str) and g.split(".")[0] == r.split(".")[0], (name, g)
+            else:
+                np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-15, err_msg=name)
