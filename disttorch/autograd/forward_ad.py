@@ -86,15 +86,20 @@ class Linearization:
                 for k, probe in zip(self.idx, self.probes):
                     result[k] = zeros_like(probe).detach()
             return result
-        with grad_mode.set_grad_enabled(create_graph):
-            jv = grad(
-                [g for g, _ in pairs],
-                self.probes,
-                [t for _, t in pairs],
-                retain_graph=True,
-                create_graph=create_graph,
-                allow_unused=True,
-            )
+        outer = grad_mode.forward_mode_pass[0]
+        grad_mode.forward_mode_pass[0] = True
+        try:
+            with grad_mode.set_grad_enabled(create_graph):
+                jv = grad(
+                    [g for g, _ in pairs],
+                    self.probes,
+                    [t for _, t in pairs],
+                    retain_graph=True,
+                    create_graph=create_graph,
+                    allow_unused=True,
+                )
+        finally:
+            grad_mode.forward_mode_pass[0] = outer
         for k, j in zip(self.idx, jv):
             result[k] = j
         return result

@@ -174,3 +174,51 @@ def test_loss_weights_under_func_transforms_as_pytorch(torch):
                 assert isinstance(g, str) and g.split(".")[0] == r.split(".")[0], (name, g)
             else:
                 np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+WRITE_X = np.arange(6.0).reshape(2, 3) / 7
+WRITE_SRC = np.array([[0.5, -1.0, 2.0], [3.0, 4.0, -5.0]])
+WRITES = {  # writes at repeated positions
+    "scatter": lambda T, x, s: x.scatter(0, T.tensor([[1, 1, 0], [1, 0, 0]]), s),
+    "index_put": lambda T, x, s: x.index_put(
+        (T.tensor([0, 0, 1, 0]), T.tensor([1, 1, 2, 1])), s.flatten()[:4]
+    ),
+    "setitem": lambda T, x, s: _set(x.clone(), T.tensor([1, 0, 1]), s[:, :3].repeat(2, 1)[:3]),
+    "index_copy": lambda T, x, s: x.index_copy(1, T.tensor([2, 2, 0]), s),
+    "put": lambda T, x, s: x.put(T.tensor([1, 1, 2, 1]), s.flatten()[:4]),
+}
+
+
+def _set(y, index, value):
+    y[index] = value
+    return y
+
+
+def _write_derivatives(T, f):
+    x, s = T.tensor(WRITE_X), T.tensor(WRITE_SRC)
+    tx, ts = T.full((2, 3), 10.0, dtype=T.float64), T.arange(1.0, 7.0, dtype=T.float64).reshape(2, 3)
+    forward = T.func.jvp(lambda a, b: f(T, a, b), (x, s), (tx, ts))[1]
+    with T.autograd.forward_ad.dual_level():
+        dual = f(T, T.autograd.forward_ad.make_dual(x, tx), T.autograd.forward_ad.make_dual(s, ts))
+        eager = T.autograd.forward_ad.unpack_dual(dual).tangent
+    u, sg = T.ones(2, 3, dtype=T.float64, requires_grad=True), s.clone().requires_grad_()
+    (g,) = T.autograd.grad(f(T, x, sg), sg, u, create_graph=True)
+    (reverse,) = T.autograd.grad(g, u, ts)  # reverse over reverse: the repeats summed
+    return forward.numpy(), eager.numpy(), reverse.numpy()
+
+
+@pytest.mark.parametrize("name", list(WRITES))
+def test_forward_ad_of_writes_at_repeated_positions_keeps_the_last(name):
+    forward, eager, reverse = _write_derivatives(dt, WRITES[name])
+    np.testing.assert_array_equal(forward, eager)
+    tangents = dt.full((2, 3), 10.0, dtype=dt.float64), dt.tensor(np.arange(1.0, 7.0).reshape(2, 3))
+    expected = WRITES[name](dt, *tangents)
+    # linear: the tangent is the write of the tangents (= the finite difference), where the
+    # reverse derivative gives every repeat the gradient of the position (PyTorch's)
+    np.testing.assert_array_equal(forward, expected.numpy())
+
+
+@pytest.mark.parametrize("name", list(WRITES))
+def test_forward_ad_of_writes_as_pytorch(torch, name):
+    for ours, theirs in zip(_write_derivatives(dt, WRITES[name]), _write_derivatives(torch, WRITES[name])):
+        np.testing.assert_array_equal(ours, theirs)
