@@ -906,6 +906,8 @@ class Norm(Function):
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim, ctx.p, ctx.lanes = out, dims, keepdim, p, lanes
+            if p in (1, math.inf, -math.inf):  # PyTorch's backward reads the input; piecewise linear
+                ctx._grad_reads = "zero"
         return out
 
     @staticmethod

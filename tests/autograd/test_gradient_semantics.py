@@ -222,3 +222,91 @@ def test_forward_ad_of_writes_at_repeated_positions_keeps_the_last(name):
 def test_forward_ad_of_writes_as_pytorch(torch, name):
     for ours, theirs in zip(_write_derivatives(dt, WRITES[name]), _write_derivatives(torch, WRITES[name])):
         np.testing.assert_array_equal(ours, theirs)
+
+
+_X4 = rng.standard_normal((2, 2, 4, 4))
+_X2 = rng.standard_normal((3, 4))
+
+
+def _F(T):
+    return T.nn.functional
+
+
+READS_INPUT = {  # (input, op, PyTorch's second derivative w.r.t. the input: 0, None or an error)
+    "relu": (_X4, lambda T, x: T.relu(x), 0),
+    "hardtanh": (_X4, lambda T, x: _F(T).hardtanh(x), 0),
+    "leaky_relu": (_X4, lambda T, x: _F(T).leaky_relu(x, 0.1), 0),
+    "threshold": (_X4, lambda T, x: _F(T).threshold(x, 0.1, 2.0), 0),
+    "softshrink": (_X4, lambda T, x: _F(T).softshrink(x), 0),
+    "abs": (_X4, lambda T, x: x.abs(), 0),
+    "prelu": (_X4, lambda T, x: _F(T).prelu(x, T.tensor([0.25], dtype=x.dtype)), 0),
+    "hardsigmoid": (_X4, lambda T, x: _F(T).hardsigmoid(x), "hardsigmoid_backward is not implemented"),
+    "max_pool2d": (_X4, lambda T, x: _F(T).max_pool2d(x, 2), 0),
+    "avg_pool2d": (_X4, lambda T, x: _F(T).avg_pool2d(x, 2), 0),
+    "adaptive_max_pool2d": (_X4, lambda T, x: _F(T).adaptive_max_pool2d(x, 3), 0),
+    "interpolate_area": (_X4, lambda T, x: _F(T).interpolate(x, size=2, mode="area"), 0),
+    "pad_reflect": (_X4, lambda T, x: _F(T).pad(x, (1, 1, 1, 1), mode="reflect"), 0),
+    "max_unpool2d": (
+        _X4,
+        lambda T, x: _F(T).max_unpool2d(*_F(T).max_pool2d(x, 2, return_indices=True), 2),
+        0,
+    ),
+    "nll_loss": (_X2, lambda T, x: _F(T).nll_loss(x, T.tensor([0, 1, 3])), 0),
+    "multi_margin_loss": (
+        _X2,
+        lambda T, x: _F(T).multi_margin_loss(x, T.tensor([0, 1, 3])),
+        "multi_margin_loss_backward is not implemented",
+    ),
+    "norm_1": (_X2, lambda T, x: x.norm(1), 0),
+    "conv2d": (_X4, lambda T, x: _F(T).conv2d(x, T.ones(1, 2, 2, 2, dtype=x.dtype)), None),
+    # not read: the first gradient does not require grad
+    "pad_constant": (_X4, lambda T, x: _F(T).pad(x, (1, 1, 1, 1)), False),
+    "interpolate_bilinear": (_X4, lambda T, x: _F(T).interpolate(x, scale_factor=2, mode="bilinear"), False),
+    "clamp": (_X4, lambda T, x: x.clamp(-0.5, 0.5), False),
+    "linear": (_X2, lambda T, x: _F(T).linear(x, T.ones(2, 4, dtype=x.dtype)), False),
+}
+
+
+def _second_derivative(T, name):
+    arr, f, _ = READS_INPUT[name]
+    x = T.tensor(arr, requires_grad=True)
+    y = f(T, x)
+    (g,) = T.autograd.grad(
+        y, x, T.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape))), create_graph=True
+    )
+    if not g.requires_grad:
+        return False
+    try:
+        (h,) = T.autograd.grad(g.sum(), x, allow_unused=True)
+    except RuntimeError as e:
+        return str(e)
+    return None if h is None else float(h.abs().sum())
+
+
+@pytest.mark.parametrize("name", list(READS_INPUT))
+def test_first_gradient_requires_grad_where_pytorchs_formula_reads_the_input(name):
+    """Under create_graph=True the gradient of a piecewise-linear op depends on its input as
+    PyTorch's does: it requires grad, with a zero (or undefined, or unimplemented) derivative."""
+    expected = READS_INPUT[name][2]
+    got = _second_derivative(dt, name)
+    if isinstance(expected, str):
+        assert expected in got
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("name", ["relu", "max_pool2d", "avg_pool2d", "nll_loss", "pad_reflect"])
+def test_gradgradcheck_of_piecewise_linear_ops(name):
+    arr, f, _ = READS_INPUT[name]
+    x = dt.tensor(arr + 0.01, requires_grad=True)  # (away from the kinks and ties)
+    assert gradcheck(lambda v: f(dt, v), (x,))
+    assert gradgradcheck(lambda v: f(dt, v), (x,))
+
+
+def test_first_gradient_requires_grad_as_pytorch(torch):
+    for name in READS_INPUT:
+        ours, theirs = _second_derivative(dt, name), _second_derivative(torch, name)
+        if isinstance(theirs, str):
+            assert isinstance(ours, str) and theirs.split(" for ")[0] in ours, name
+        else:
+            assert ours == theirs, name

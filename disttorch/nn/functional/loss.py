@@ -345,6 +345,7 @@ class NllLoss(Function):
     input's dtype as PyTorch does (float16 and bfloat16 too)."""
 
     _raw = True
+    _grad_reads = "zero"
     _own_16_bit = True
     _profiled_as = "aten::nll_loss_nd"
 

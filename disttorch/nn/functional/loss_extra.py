@@ -19,6 +19,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import named_node
+from ...autograd.grad_reads import reads_inputs
 from ...ops import elementwise as _ew
 from ...ops._helpers import complex_kernel_error
 from ...ops.opmath import is_low
@@ -203,7 +204,8 @@ def multi_margin_loss(
     loss = _ew.where(not_target, z, _const(0, z)).sum(1) / c
     if input.ndim != 2:
         loss = loss.reshape(())
-    return named_node(_reduce(loss, reduction), "MultiMarginLossBackward0")
+    out = named_node(_reduce(loss, reduction), "MultiMarginLossBackward0")
+    return reads_inputs(out, "aten::multi_margin_loss_backward")
 
 
 @autocast_op("fp32")
@@ -235,7 +237,7 @@ def multilabel_margin_loss(
     loss = (hinge * pair).sum((1, 2)) / c
     if input.ndim != 2:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return reads_inputs(_reduce(loss, reduction), "aten::multilabel_margin_loss_backward")
 
 
 @autocast_op("fp32")
