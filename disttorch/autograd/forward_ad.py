@@ -55,16 +55,21 @@ class Linearization:
         self.probes: list[Tensor] = []
         self.vjps: tuple = (None,) * len(inputs)
         if self.idx:
-            with grad_mode.enable_grad():
-                self.probes = [zeros_like(outputs[k]).requires_grad_(True) for k in self.idx]
-                self.vjps = grad(
-                    [outputs[k] for k in self.idx],
-                    list(inputs),
-                    self.probes,
-                    retain_graph=True,
-                    create_graph=True,
-                    allow_unused=True,
-                )
+            outer = grad_mode.linearizing[0]
+            grad_mode.linearizing[0] = True
+            try:
+                with grad_mode.enable_grad():
+                    self.probes = [zeros_like(outputs[k]).requires_grad_(True) for k in self.idx]
+                    self.vjps = grad(
+                        [outputs[k] for k in self.idx],
+                        list(inputs),
+                        self.probes,
+                        retain_graph=True,
+                        create_graph=True,
+                        allow_unused=True,
+                    )
+            finally:
+                grad_mode.linearizing[0] = outer
 
     def depends_on(self, j: int) -> bool:
         """Does some output depend (differentiably) on input ``j``?"""

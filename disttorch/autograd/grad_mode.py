@@ -39,6 +39,12 @@ tensor_backwards = ThreadFlag(False)
 #: backward (which sums the repeats)
 forward_mode_pass = ThreadFlag(False)
 
+#: per thread: the recorded backward pass running builds forward-mode AD's linearisation, which is
+#: differentiated w.r.t. the output gradients only: an op whose backward is a fused kernel keeps it
+#: there (its forward rule is that node's derivative), where another recorded pass would have it
+#: written in tensor ops, differentiable w.r.t. its inputs too (``autograd.fused_backward``)
+linearizing = ThreadFlag(False)
+
 
 def recording() -> bool:
     """Asked inside a backward: is this backward itself being recorded (``create_graph=True``),
