@@ -375,3 +375,33 @@ def test_hessians_through_decompositions_as_pytorch(torch):
             h = T.func.hessian(lambda a, T=T, b=b: f(T, a, b).sum())(T.tensor(_A))
             out.append(h.numpy())
         np.testing.assert_allclose(out[1], out[0], rtol=1e-7, atol=1e-9, err_msg=name)
+
+
+SMOOTH_SPECIALS = {  # backwards that were constants under create_graph (a silently missing second derivative)
+    "sinc": (np.array([0.3, -1.7, 2.0, 0.05]), lambda T, x: T.sinc(x)),
+    "logit": (np.array([0.2, 0.7, 0.45, 0.9]), lambda T, x: T.logit(x)),
+    "logit_eps": (np.array([0.2, 0.6, 0.45, 0.9]), lambda T, x: T.logit(x, 0.3)),
+}
+
+
+@pytest.mark.parametrize("name", list(SMOOTH_SPECIALS))
+def test_special_functions_second_derivatives(name):
+    arr, f = SMOOTH_SPECIALS[name]
+    x = dt.tensor(arr, requires_grad=True)
+    assert gradcheck(lambda v: f(dt, v), (x,))
+    assert gradgradcheck(lambda v: f(dt, v), (x,))
+
+
+def test_special_functions_second_derivatives_as_pytorch(torch):
+    for name, (arr, f) in {
+        **SMOOTH_SPECIALS,
+        "sinc_at_0": (np.array([0.0, 1.0]), lambda T, x: T.sinc(x)),
+    }.items():
+        out = []
+        for T in (torch, dt):
+            x = T.tensor(arr, requires_grad=True)
+            (g,) = T.autograd.grad(f(T, x).sum(), x, create_graph=True)
+            (h,) = T.autograd.grad(g.sum(), x)
+            out.append((g.detach().numpy(), h.numpy()))  # (sinc's is NaN at 0, as PyTorch's)
+        np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10, err_msg=name)
