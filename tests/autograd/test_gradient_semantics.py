@@ -405,3 +405,37 @@ def test_special_functions_second_derivatives_as_pytorch(torch):
             out.append((g.detach().numpy(), h.numpy()))  # (sinc's is NaN at 0, as PyTorch's)
         np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-12, err_msg=name)
         np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10, err_msg=name)
+
+
+_Q, _K, _V = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 3))
+_MASK = rng.standard_normal((3, 5))
+ATTENTION = {
+    "plain": {},
+    "causal": {"is_causal": True},
+    "bool_mask": {"attn_mask": _MASK > -0.5},
+    "float_mask": {"attn_mask": _MASK},
+    "scale": {"scale": 0.3},
+}
+
+
+def _attention(T, name, q, k, v):
+    kw = {key: T.tensor(val) if isinstance(val, np.ndarray) else val for key, val in ATTENTION[name].items()}
+    return T.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+
+
+@pytest.mark.parametrize("name", list(ATTENTION))
+def test_second_derivatives_through_attention(name):
+    inputs = tuple(dt.tensor(a, requires_grad=True) for a in (_Q, _K, _V))
+    assert gradgradcheck(lambda q, k, v: _attention(dt, name, q, k, v), inputs)
+
+
+def test_second_derivatives_through_attention_as_pytorch(torch):
+    for name in ATTENTION:
+        out = []
+        for T in (torch, dt):
+            q, k, v = (T.tensor(a, requires_grad=True) for a in (_Q, _K, _V))
+            y = _attention(T, name, q, k, v)
+            gs = T.autograd.grad((y * y.sin()).sum(), (q, k, v), create_graph=True)
+            out.append([h.numpy() for h in T.autograd.grad(sum((g * g).sum() for g in gs), (q, k, v))])
+        for ours, theirs in zip(out[1], out[0]):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12, err_msg=name)
