@@ -30,7 +30,7 @@ from .._tensor import Tensor
 from .._torch_function import dispatch_args
 from ..utils import trace
 from . import autocast_state as _autocast
-from . import grad_mode, grad_sink, saved_hooks
+from . import grad_mode, grad_reads, grad_sink, saved_hooks
 from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, _node_call, gradient_edge
 
 __all__ = [
@@ -457,6 +457,8 @@ def _call_backward(node: Function, grads: list) -> tuple:
                 f"function {node.name()} returned an incorrect number of gradients "
                 f"(expected {n_in}, got {len(out)})"
             )
+    if node._grad_reads and grad_mode._state[0]:  # recorded: PyTorch's formula reads the inputs
+        out = grad_reads.connect(node, out)
     if _debug_flags.is_anomaly_enabled() and _debug_flags.is_anomaly_check_nan_enabled():
         for i, g in enumerate(out):
             arr = getattr(g, "_data", g)

@@ -55,16 +55,21 @@ class Linearization:
         self.probes: list[Tensor] = []
         self.vjps: tuple = (None,) * len(inputs)
         if self.idx:
-            with grad_mode.enable_grad():
-                self.probes = [zeros_like(outputs[k]).requires_grad_(True) for k in self.idx]
-                self.vjps = grad(
-                    [outputs[k] for k in self.idx],
-                    list(inputs),
-                    self.probes,
-                    retain_graph=True,
-                    create_graph=True,
-                    allow_unused=True,
-                )
+            outer = grad_mode.linearizing[0]
+            grad_mode.linearizing[0] = True
+            try:
+                with grad_mode.enable_grad():
+                    self.probes = [zeros_like(outputs[k]).requires_grad_(True) for k in self.idx]
+                    self.vjps = grad(
+                        [outputs[k] for k in self.idx],
+                        list(inputs),
+                        self.probes,
+                        retain_graph=True,
+                        create_graph=True,
+                        allow_unused=True,
+                    )
+            finally:
+                grad_mode.linearizing[0] = outer
 
     def depends_on(self, j: int) -> bool:
         """Does some output depend (differentiably) on input ``j``?"""
@@ -86,15 +91,20 @@ class Linearization:
                 for k, probe in zip(self.idx, self.probes):
                     result[k] = zeros_like(probe).detach()
             return result
-        with grad_mode.set_grad_enabled(create_graph):
-            jv = grad(
-                [g for g, _ in pairs],
-                self.probes,
-                [t for _, t in pairs],
-                retain_graph=True,
-                create_graph=create_graph,
-                allow_unused=True,
-            )
+        outer = grad_mode.forward_mode_pass[0]
+        grad_mode.forward_mode_pass[0] = True
+        try:
+            with grad_mode.set_grad_enabled(create_graph):
+                jv = grad(
+                    [g for g, _ in pairs],
+                    self.probes,
+                    [t for _, t in pairs],
+                    retain_graph=True,
+                    create_graph=create_graph,
+                    allow_unused=True,
+                )
+        finally:
+            grad_mode.forward_mode_pass[0] = outer
         for k, j in zip(self.idx, jv):
             result[k] = j
         return result
@@ -212,7 +222,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         else:  # a view of the primal, as PyTorch's (``dual._base is tensor``)
             with grad_mode.no_grad():
                 dual = tensor.view_as(tensor)
-            transform_leaves.mark(dual.requires_grad_(True))
+            transform_leaves.mark(dual.requires_grad_(True), "dual")
             lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)

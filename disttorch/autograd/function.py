@@ -279,6 +279,9 @@ class Function(FunctionCtx, Node):
     _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
     _own_16_bit = False  # forward takes float16/bfloat16 arrays itself (no float32 copies)
     _node_name = ""  # PyTorch's name for this node where the class name is not it (see name())
+    # What PyTorch's double backward gives the op's inputs where its backward formula reads them
+    # and disttorch's computes from constants: "zero", "undefined" or "aten::<op>" (see grad_reads)
+    _grad_reads = ""
     # Which arguments ``next_functions`` lists, as PyTorch lists the tensor inputs of its op:
     # the first ``_tensor_slots`` (optional tensors: None counts), floating-point tensors, and,
     # where ``_wraps_numbers`` (PyTorch's op takes a tensor there), numbers after the first.

@@ -6,7 +6,10 @@ a backward as a node of its own: in an ordinary ``backward()`` it costs one call
 ``create_graph=True`` it records a node whose results require grad, so that a second
 differentiation is never silently wrong:
 
-- w.r.t. the op's inputs (a true second derivative): it raises, naming the op;
+- w.r.t. the op's inputs (a true second derivative): where the op gives its backward written
+  with tensor ops too (``recorded``), a recorded pass (``create_graph=True``, other than forward-mode
+  AD's linearisation) runs that instead of the node, so that it differentiates to any order;
+  otherwise it raises, naming the op;
 - w.r.t. the incoming gradients only (the double-backward trick behind ``torch.func.jvp``,
   ``jacfwd`` and forward-mode AD): the backward is linear in them, and its derivative in the
   direction of a tangent of the op's inputs is the op's Jacobian-vector product, which the op
@@ -25,7 +28,7 @@ from .._tensor import Tensor
 from .engine import edges_needed
 from .function import Function
 from .grad_mode import is_grad_enabled as recording_grad
-from .grad_mode import tensor_backwards
+from .grad_mode import linearizing, tensor_backwards
 
 __all__ = ["BATCHED_FUSED", "fused_backward"]
 
@@ -67,11 +70,15 @@ def fused_backward(
     depends_on: Sequence[Tensor | None],
     jvp: Callable[..., Tensor | tuple | None] | None = None,
     batched: Callable[..., tuple] | None = None,
+    recorded: Callable[..., tuple] | None = None,
 ) -> tuple:
     """``fn(*grad_arrays)`` (one array or None per forward input) as tensors, recorded as one
     node when autograd records. ``depends_on``: the tensors the gradients are functions of
     (the op's inputs, saved weights). ``jvp``, given one tangent (or None) per forward input,
     returns the op's Jacobian-vector product for each of ``grads`` (a tensor when there is one).
+    ``recorded(*grads)``: the same gradients made of differentiable tensor ops of ``depends_on``
+    (or NotImplemented where it has none), for a recorded pass that may differentiate them
+    w.r.t. ``depends_on`` (see the module docstring).
 
     A pass of batched gradients (``tensor_backwards``) with batched ``grads`` calls ``batched``
     (``fn`` for arrays with a leading batch dim) when it is given and the pass is not recorded;
@@ -83,4 +90,13 @@ def fused_backward(
             if out is not NotImplemented:
                 return out
         raise RuntimeError(f"the backward of {name} is a fused NumPy kernel: it takes no batched gradients")
+    if (
+        recorded is not None
+        and recording_grad()
+        and not linearizing[0]
+        and any(t is not None and t.requires_grad for t in depends_on)
+    ):
+        out = recorded(*grads)
+        if out is not NotImplemented:
+            return out
     return _FusedBackward.apply(fn, name, jvp, len(grads), *grads, *depends_on)

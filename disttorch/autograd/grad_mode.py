@@ -33,6 +33,18 @@ def is_grad_enabled() -> bool:
 #: gradients are batched tensors, see ``func._batched_backward``)
 tensor_backwards = ThreadFlag(False)
 
+#: per thread: the backward pass running is forward-mode AD's (the double-backward trick, reading
+#: ``J t`` from a recorded vector-Jacobian product), where the derivative of a write at repeated
+#: positions is PyTorch's forward rule (the last value written wins) and not the transpose of its
+#: backward (which sums the repeats)
+forward_mode_pass = ThreadFlag(False)
+
+#: per thread: the recorded backward pass running builds forward-mode AD's linearisation, which is
+#: differentiated w.r.t. the output gradients only: an op whose backward is a fused kernel keeps it
+#: there (its forward rule is that node's derivative), where another recorded pass would have it
+#: written in tensor ops, differentiable w.r.t. its inputs too (``autograd.fused_backward``)
+linearizing = ThreadFlag(False)
+
 
 def recording() -> bool:
     """Asked inside a backward: is this backward itself being recorded (``create_graph=True``),

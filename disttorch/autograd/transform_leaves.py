@@ -1,8 +1,18 @@
 """Tensors made to require grad only so that a transform can differentiate through them:
 forward-mode AD's duals of primals that did not require grad, and the inputs ``torch.func``'s
-transforms track. PyTorch's own tensors there do not require grad in the sense its argument
-checks read (``binary_cross_entropy`` refusing a ``weight`` that requires grad), so those
-checks ask :func:`requires_grad_of_its_own`."""
+transforms track. PyTorch's argument checks read them differently from a tensor that requires
+grad of its own (``binary_cross_entropy`` refuses a ``weight`` that does), so those checks ask
+:func:`transform_kinds` which transforms a tensor requires grad for:
+
+- ``"dual"``: forward-mode AD's dual (``autograd.forward_ad``): PyTorch's carries a tangent, which
+  the checks pass and an op without a derivative for that argument ignores;
+- ``"jvp"``: a forward ``torch.func`` transform's input (``jvp``, ``jacfwd``): as a dual, except
+  through the ops ``torch.func`` decomposes into differentiable ones
+  (``binary_cross_entropy_with_logits``), whose tangents flow;
+- ``"vjp"``: a reverse one's (``grad``, ``vjp``, ``jacrev``): refused as a tensor of its own,
+  except by those decomposed ops, where its gradient flows;
+- ``"own"``: a leaf the user made require grad (or anything else that is not marked).
+"""
 
 from __future__ import annotations
 
@@ -11,32 +21,39 @@ from collections.abc import Callable
 
 from .._tensor import Tensor
 
-__all__ = ["mark", "reaches_leaf", "requires_grad_of_its_own"]
+__all__ = ["mark", "reaches_leaf", "transform_kinds"]
 
-#: the marked tensors by id (not a WeakSet: a tensor's ``==`` is elementwise)
-_LEAVES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+KINDS = ("dual", "jvp", "vjp")
+
+#: kind -> the tensors marked with it, by id (not a WeakSet: a tensor's ``==`` is elementwise)
+_LEAVES: dict[str, weakref.WeakValueDictionary] = {k: weakref.WeakValueDictionary() for k in KINDS}
 
 
-def mark(tensor: Tensor) -> Tensor:
-    """Record ``tensor`` as requiring grad for a transform only; returns it."""
-    _LEAVES[id(tensor)] = tensor
+def mark(tensor: Tensor, kind: str) -> Tensor:
+    """Record ``tensor`` as requiring grad for a transform of ``kind`` only; returns it."""
+    _LEAVES[kind][id(tensor)] = tensor
     return tensor
 
 
-def _marked(tensor: Tensor) -> bool:
-    return _LEAVES.get(id(tensor)) is tensor
+def _kind(leaf: Tensor) -> str:
+    for kind, leaves in _LEAVES.items():
+        if leaves.get(id(leaf)) is leaf:
+            return kind
+    return "own"
 
 
-def requires_grad_of_its_own(tensor: Tensor) -> bool:
-    """Whether ``tensor`` requires grad through a tensor other than a transform's (a leaf the
-    user made require grad, or a result of one)."""
+def transform_kinds(tensor: Tensor) -> set[str]:
+    """The kinds of the leaves ``tensor`` requires grad through (empty when it does not
+    require grad): ``"own"``, or a transform's (see the module docstring)."""
     if not tensor.requires_grad:
-        return False
-    if not _LEAVES:
-        return True
+        return set()
+    if not any(_LEAVES.values()):
+        return {"own"}
     if tensor.grad_fn is None:
-        return not _marked(tensor)
-    return reaches_leaf(tensor, lambda leaf: not _marked(leaf))
+        return {_kind(tensor)}
+    kinds: set[str] = set()
+    reaches_leaf(tensor, lambda leaf: kinds.add(_kind(leaf)) or False)
+    return kinds
 
 
 def reaches_leaf(tensor: Tensor, wanted: Callable[[Tensor], bool]) -> bool:

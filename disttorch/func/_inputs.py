@@ -65,13 +65,18 @@ def _check_leaf(x: Any, api: str) -> None:
         )
 
 
-def track(x: Tensor, levels: list[Level] | None = None) -> Tensor:
+def track(x: Tensor, levels: list[Level] | None = None, forward: bool = False) -> Tensor:
     """``x`` as a tensor the graph starts from: a view if it has a graph already, else a leaf;
-    batched at each of the running vmap ``levels``."""
+    batched at each of the running vmap ``levels``. A leaf is marked as requiring grad for the
+    transform only (``autograd.transform_leaves``): a ``forward`` one's (``jvp``, ``jacfwd``) or
+    a reverse one's (``grad``, ``vjp``)."""
     levels = tracked_levels() if levels is None else levels
     real = to_levels(x, levels) if levels else x
     with autograd.enable_grad():
-        leaf = real.view_as(real) if real.requires_grad else mark(real.detach().requires_grad_(True))
+        if real.requires_grad:
+            leaf = real.view_as(real)
+        else:
+            leaf = mark(real.detach().requires_grad_(True), "jvp" if forward else "vjp")
     return rewrap(leaf, levels) if levels else leaf
 
 

@@ -41,7 +41,9 @@ from ._pytree import tree_flatten, tree_unflatten
 __all__ = ["jvp", "linearize", "vjp"]
 
 
-def _track_primals(primals: tuple, api: str, levels: list[Level]) -> tuple[list, Any, list[Tensor], bool]:
+def _track_primals(
+    primals: tuple, api: str, levels: list[Level], forward: bool = True
+) -> tuple[list, Any, list[Tensor], bool]:
     flat, spec = tree_flatten(primals)
     for x in flat:
         if not isinstance(x, Tensor):
@@ -49,7 +51,7 @@ def _track_primals(primals: tuple, api: str, levels: list[Level]) -> tuple[list,
         if not x.is_floating_point():
             raise RuntimeError(f"{api}: only floating point primals can be differentiated, got {x.dtype}")
     keep = autograd.is_grad_enabled() and any(x.requires_grad for x in flat)
-    leaves = [track(x, levels) for x in flat]
+    leaves = [track(x, levels, forward) for x in flat]
     return tree_unflatten(leaves, spec), spec, leaves, keep
 
 
@@ -62,7 +64,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     ``cotangents`` structured like the output, returns the vector-Jacobian products w.r.t. every
     primal, as a tuple structured like ``primals``. ``vjp_fn`` may be called repeatedly."""
     levels = tracked_levels()
-    args, p_spec, leaves, keep = _track_primals(primals, "vjp", levels)
+    args, p_spec, leaves, keep = _track_primals(primals, "vjp", levels, forward=False)
     with autograd.enable_grad():
         out, aux = split_aux(func(*args), has_aux, "vjp(f, *primals)")
     outs, out_spec = flat_outputs(out, "vjp(f, *primals)")

@@ -479,6 +479,7 @@ class Neg(Function):
 
 class Abs(Function):
     _raw = True
+    _grad_reads = "zero"  # PyTorch's grad * sgn(self)
 
     @staticmethod
     def forward(ctx, a):
@@ -964,6 +965,7 @@ class Relu(Function):
     raise), and passes the gradient where it is positive."""
 
     _raw = True
+    _grad_reads = "zero"  # PyTorch's threshold_backward(grad, result, 0)
     _backward_saves = {"result": kept("out", 0)}
 
     @staticmethod

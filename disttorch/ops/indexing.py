@@ -21,6 +21,7 @@ from .. import _native_warnings
 from .._dtype import c_type_name, checked_scalar, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
+from ..autograd.grad_mode import forward_mode_pass
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .as_strided import writable_alias
 from .dtype_rules import require_source_dtype
@@ -250,6 +251,20 @@ class Index(Function):
         return IndexPut.apply(g, ctx.shape, ctx.index, _may_repeat(ctx.index)), None
 
 
+class IndexWritten(Index):
+    """The gradient of a value written at an advanced index (``x[index] = v``, ``index_put``):
+    its derivative in a forward-mode pass (``autograd.grad_mode.forward_mode_pass``) writes the
+    tangent where the value went, the last of repeated positions winning as in the write
+    (PyTorch's forward rule); the reverse derivative sums them, as ``Index``'s."""
+
+    _node_name = "IndexBackward0"
+
+    @staticmethod
+    def backward(ctx, g):
+        accumulate = _may_repeat(ctx.index) and not forward_mode_pass[0]
+        return IndexPut.apply(g, ctx.shape, ctx.index, accumulate), None
+
+
 class IndexPut(Function):
     """Zeros of ``shape`` with ``g`` put at ``index`` (summing repeats when ``accumulate``):
     the adjoint of reading ``x[index]``."""
@@ -362,7 +377,9 @@ def check_steps(index: Any) -> None:
             raise ValueError("step must be greater than zero")
 
 
-def _read(input: Tensor, idx: Any) -> Tensor:
+def _read(input: Tensor, idx: Any, written: bool = False) -> Tensor:
+    """``input[idx]`` as a graph (the gradient of a value ``written`` at ``idx``: see
+    :class:`IndexWritten`)."""
     if is_basic(idx):
         view = _as_view_index(idx)
         check_steps(view)
@@ -376,10 +393,11 @@ def _read(input: Tensor, idx: Any) -> Tensor:
         for step, name in steps:  # one node per step, as PyTorch's graph has
             input = named_node(Slice.apply(input, step), name)
         return input
+    read = IndexWritten if written else Index
     mixed = _split_mixed(idx)
     if mixed is not None:
-        return Index.apply(_read(input, mixed[0]), mixed[1])
-    return Index.apply(input, idx)
+        return read.apply(_read(input, mixed[0]), mixed[1])
+    return read.apply(input, idx)
 
 
 def getitem(input: Tensor, index: Any) -> Tensor:
@@ -418,7 +436,7 @@ class CopySlices(Function):
         if ctx.needs_input_grad[0]:
             gd = CopySlices.apply(g.clone(), ctx.index, 0)
         if ctx.needs_input_grad[2]:
-            gv = _read(g, ctx.index)
+            gv = _read(g, ctx.index, written=True)
             if gv.ndim < len(ctx.value_shape):  # value had extra leading 1s
                 gv = gv.reshape(ctx.value_shape)
         return gd, None, gv
@@ -622,6 +640,19 @@ class Gather(Function):
         return ScatterAdd.apply(zeros, ctx.dim, ctx.index, g), None, None
 
 
+class GatherWritten(Gather):
+    """The gradient of ``scatter``'s source: as :class:`IndexWritten`, its derivative in a
+    forward-mode pass scatters the tangent (the last repeated index wins), not adds it."""
+
+    _node_name = "GatherBackward0"
+
+    @staticmethod
+    def backward(ctx, g):
+        zeros = Tensor._make(np.zeros(ctx.shape, dtype=g._data.dtype))
+        write = Scatter if forward_mode_pass[0] else ScatterAdd
+        return write.apply(zeros, ctx.dim, ctx.index, g), None, None
+
+
 class ScatterAdd(Function):
     _raw = True
 
@@ -666,7 +697,7 @@ class Scatter(Function):
         if ctx.needs_input_grad[0]:
             gi = Scatter.apply(g, ctx.dim, ctx.index, 0)
         if ctx.needs_input_grad[3]:
-            gs = _pad_corner(Gather.apply(g, ctx.dim, ctx.index), ctx.src_shape)
+            gs = _pad_corner(GatherWritten.apply(g, ctx.dim, ctx.index), ctx.src_shape)
         return gi, None, None, gs
 
 

@@ -45,10 +45,11 @@ def _c(x: np.ndarray) -> Tensor:
     return Tensor._make(np.ascontiguousarray(x))
 
 
-def _fused(name: str, jvp=None):
+def _fused(name: str, jvp=None, recorded=None):
     """Run a NumPy ``backward(ctx, *grads)`` as an ``autograd.fused_backward`` node that
     depends on the op's inputs (``ctx.inputs``); ``jvp(ctx, *tangents)`` is the op's forward
-    rule (a tensor per output)."""
+    rule (a tensor per output), ``recorded(ctx, *grads)`` the backward in differentiable tensor
+    ops (second and higher derivatives; NotImplemented where it has none)."""
 
     def deco(np_backward):
         def backward(ctx, *grads):
@@ -57,8 +58,12 @@ def _fused(name: str, jvp=None):
                 out = out if isinstance(out, tuple) else (out,)
                 return tuple(o._data if o is not None else None for o in out)
 
+            def in_tensor_ops(*gs):
+                out = recorded(ctx, *gs)
+                return out if out is NotImplemented or isinstance(out, tuple) else (out,)
+
             rule = (lambda *tangents: jvp(ctx, *tangents)) if jvp is not None else None
-            out = fused_backward(name, run, grads, ctx.inputs, rule)
+            out = fused_backward(name, run, grads, ctx.inputs, rule, recorded=recorded and in_tensor_ops)
             return out if len(out) > 1 else out[0]
 
         return backward
@@ -175,14 +180,151 @@ def _qr_jvp(ctx, ta, *_):
     return dar - q @ upper, upper @ r
 
 
-def _matrix_exp_jvp(ctx, ta):
-    a = ctx.inputs[0]
+def _block_exp(a: Tensor, b: Tensor) -> Tensor:
+    """The upper-right block of ``exp([[a, b], [0, a]])``: the derivative of ``exp`` at ``a``
+    in the direction ``b`` (and at ``a^H``, the adjoint applied to ``b``)."""
     n = a.shape[-1]
     big = a.new_zeros(tuple(a.shape[:-2]) + (2 * n, 2 * n))
     big[..., :n, :n] = a
     big[..., n:, n:] = a
-    big[..., :n, n:] = ta
+    big[..., :n, n:] = b
     return MatrixExp.apply(big)[..., :n, n:]
+
+
+def _matrix_exp_jvp(ctx, ta):
+    return _block_exp(ctx.inputs[0], ta)
+
+
+# ---------------------------------------------------------------------- recorded backwards
+# The backwards above in differentiable tensor ops of the op's inputs (recomputing the op's
+# results through the op itself), for a recorded pass: second and higher derivatives.
+def _eye_like(x: Tensor) -> Tensor:
+    return Tensor._make(np.eye(x.shape[-1], dtype=x._data.dtype))
+
+
+def _inv_recorded(ctx, g):
+    it = Inv.apply(ctx.inputs[0]).mH
+    return -(it @ g @ it)
+
+
+def _solve_recorded(ctx, g, *_):
+    a, b = ctx.inputs
+    x = Solve.apply(a, b, ctx.left)
+    gb = Solve.apply(a.mH, g, ctx.left)
+    ga = -(gb @ x.mH) if ctx.left else -(x.mH @ gb)
+    return ga, gb, None
+
+
+def _solve_triangular_recorded(ctx, g, *_):
+    a, b = ctx.inputs
+    upper, left, unit = ctx.spec
+    x = SolveTriangular.apply(a, b, upper, left, unit)
+    gb = SolveTriangular.apply(a.mH, g, not upper, left, unit)
+    ga = -(gb @ x.mH) if left else -(x.mH @ gb)
+    ga = ga.triu(1 if unit else 0) if upper else ga.tril(-1 if unit else 0)
+    return ga, gb, None, None, None
+
+
+def _det_recorded(ctx, g):
+    if not np.all(ctx.det):  # a singular matrix: the adjugate (the fused node's)
+        return NotImplemented
+    a = ctx.inputs[0]
+    return (g * Det.apply(a).conj()).unsqueeze(-1).unsqueeze(-1) * Inv.apply(a).mH
+
+
+def _slogdet_recorded(ctx, gsign, glog):
+    return glog.unsqueeze(-1).unsqueeze(-1) * Inv.apply(ctx.inputs[0]).mH
+
+
+def _cholesky_recorded(ctx, g, *_):
+    low = Cholesky.apply(ctx.inputs[0], False)
+    gl = g.mT if ctx.upper else g
+    phi = (low.mH @ gl).tril()
+    phi = phi - 0.5 * _eye_like(low) * phi
+    tmp = SolveTriangular.apply(low.mH, phi, True, True, False)  # L^{-H} Phi
+    ga = SolveTriangular.apply(low.mH, tmp.mH, True, True, False).mH  # (L^{-H} Phi) L^{-1}
+    return 0.5 * (ga + ga.mH), None
+
+
+def _eigh_recorded(ctx, gw, gv):
+    w, v = Eigh.apply(ctx.inputs[0], ctx.uplo)
+    eye = _eye_like(v)
+    inner = None
+    if gv is not None:
+        gap = w.unsqueeze(-2) - w.unsqueeze(-1) + eye  # E_ij = w_j - w_i, 1 on the diagonal
+        vhgv = v.mH @ gv
+        if v._data.dtype.kind == "c":  # the phases' check and skew part of the fused backward
+            _eigh_backward_complex(ctx.w, ctx.v, None, Tensor._make(gv._data))
+            vhgv = 0.5 * (vhgv - vhgv.mH)
+        inner = vhgv / gap * (1 - eye)
+    if gw is not None:
+        diag = gw.unsqueeze(-1) * eye
+        inner = diag if inner is None else inner + diag
+    return v @ inner @ v.mH, None
+
+
+def _svd_recorded(ctx, gu, gs, gvh):
+    """PyTorch's svd_backward (real case), as the fused one above."""
+    u, s, vh = SVD.apply(ctx.inputs[0], False)
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    gu = gu[..., :k] if gu is not None else None
+    gvh = gvh[..., :k, :] if gvh is not None else None
+    if ctx.u.dtype.kind == "c":  # svdvals: U and Vh get (materialised) zero gradients
+        gu = None if gu is None or (not gu.requires_grad and not gu._data.any()) else gu
+        gvh = None if gvh is None or (not gvh.requires_grad and not gvh._data.any()) else gvh
+        if gu is not None or gvh is not None:
+            return NotImplemented  # (the fused node raises)
+    if gu is None and gvh is None:
+        return (u * gs.unsqueeze(-2)) @ vh, None
+    if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
+        return NotImplemented  # (the fused node raises PyTorch's error)
+    v, gv = vh.mT, (gvh.mT if gvh is not None else None)
+    eye = _eye_like(s)
+    s2 = s * s
+    gap = s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye
+    row, col = s.unsqueeze(-2), s.unsqueeze(-1)
+
+    def skew(x):
+        return x - x.mT
+
+    if gu is not None and gv is not None:
+        ret = (skew(u.mT @ gu) * row + col * skew(v.mT @ gv)) / gap
+    elif gu is not None:
+        ret = skew(u.mT @ gu) / gap * row
+    else:
+        ret = col * (skew(v.mT @ gv) / gap)
+    if gs is not None:
+        ret = ret + gs.unsqueeze(-1) * eye
+    if m > k and gu is not None:
+        gus = gu / row
+        ga = (u @ ret + gus - u @ (u.mT @ gus)) @ vh
+    elif n > k and gv is not None:
+        gvs = gv / row
+        ga = u @ (ret @ vh + gvs.mT - (gvs.mT @ v) @ vh)
+    else:
+        ga = u @ ret @ vh
+    return ga, None
+
+
+def _qr_recorded(ctx, gq, gr):
+    """PyTorch's QR backward for a tall or square matrix: ``[gQ + Q copyltu(M)] R^{-H}``."""
+    q, r = QR.apply(ctx.inputs[0], ctx.mode)
+    if q.shape[-2] < r.shape[-1] or ctx.mode == "complete" or q._data.dtype.kind == "c":
+        return NotImplemented
+    if gq is not None and gr is not None:
+        mm = r @ gr.mT - gq.mT @ q
+    else:
+        mm = -(gq.mT @ q) if gq is not None else r @ gr.mT
+    low = mm.tril(-1)
+    mm = low + low.mT + mm.diagonal(0, -2, -1).unsqueeze(-2) * _eye_like(mm)
+    b = q @ mm
+    if gq is not None:
+        b = b + gq
+    return SolveTriangular.apply(r, b.mT, True, True, False).mT, None  # b R^{-T}
+
+
+def _matrix_exp_recorded(ctx, g):
+    return _block_exp(ctx.inputs[0].mH, g)
 
 
 def _batch_prefix(x: np.ndarray, i: int) -> str:
@@ -239,7 +381,7 @@ class Inv(Function):
         return inv
 
     @staticmethod
-    @_fused("linalg.inv", _inv_jvp)
+    @_fused("linalg.inv", _inv_jvp, _inv_recorded)
     def backward(ctx, g):
         it = _H(ctx.inv)
         return _c(-(it @ g._data @ it))
@@ -266,7 +408,7 @@ class Solve(Function):
         return x if left else _T(x)
 
     @staticmethod
-    @_fused("linalg.solve", _solve_jvp)
+    @_fused("linalg.solve", _solve_jvp, _solve_recorded)
     def backward(ctx, g):
         gd = g._data if ctx.left else _T(g._data)
         gb = lapack(np.linalg.solve, _H(ctx.A), gd)
@@ -292,7 +434,7 @@ class SolveTriangular(Function):
         return x if left else _T(x)
 
     @staticmethod
-    @_fused("linalg.solve_triangular", _solve_triangular_jvp)
+    @_fused("linalg.solve_triangular", _solve_triangular_jvp, _solve_triangular_recorded)
     def backward(ctx, g):
         A, x, upper, left, unit = ctx.args
         gd = g._data if left else _T(g._data)
@@ -319,7 +461,7 @@ class Det(Function):
         return np.asarray(d, dtype=x.dtype)
 
     @staticmethod
-    @_fused("linalg.det", _det_jvp)
+    @_fused("linalg.det", _det_jvp, _det_recorded)
     def backward(ctx, g):
         x, d = ctx.x, ctx.det
         gd = (g._data * np.conj(d))[..., None, None]
@@ -353,7 +495,7 @@ class Slogdet(Function):
         return sign, np.asarray(logabs, dtype=x.real.dtype)
 
     @staticmethod
-    @_fused("linalg.slogdet", _slogdet_jvp)
+    @_fused("linalg.slogdet", _slogdet_jvp, _slogdet_recorded)
     def backward(ctx, gsign, glog):
         return _c(glog._data[..., None, None] * _H(_inverse("linalg.slogdet", ctx.x)))
 
@@ -372,7 +514,7 @@ class Eigh(Function):
         return w, v
 
     @staticmethod
-    @_fused("linalg.eigh", _eigh_jvp)
+    @_fused("linalg.eigh", _eigh_jvp, _eigh_recorded)
     def backward(ctx, gw, gv):
         w, v = ctx.w, ctx.v
         if v.dtype.kind == "c":
@@ -426,7 +568,7 @@ class SVD(Function):
         return u, s, vh
 
     @staticmethod
-    @_fused("linalg.svd", _svd_jvp)
+    @_fused("linalg.svd", _svd_jvp, _svd_recorded)
     def backward(ctx, gu, gs, gvh):
         u, s, vh = ctx.u, ctx.s, ctx.vh
         m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
@@ -510,7 +652,7 @@ class QR(Function):
         return q, r
 
     @staticmethod
-    @_fused("linalg.qr", _qr_jvp)
+    @_fused("linalg.qr", _qr_jvp, _qr_recorded)
     def backward(ctx, gq, gr):
         q, r = ctx.q, ctx.r
         m, n = q.shape[-2], r.shape[-1]
@@ -555,7 +697,7 @@ class Cholesky(Function):
         return _T(low).copy() if upper else low
 
     @staticmethod
-    @_fused("linalg.cholesky", _cholesky_jvp)
+    @_fused("linalg.cholesky", _cholesky_jvp, _cholesky_recorded)
     def backward(ctx, g):
         low = ctx.low
         gl = _T(g._data) if ctx.upper else g._data
@@ -636,7 +778,7 @@ class MatrixExp(Function):
         return expm_np(x.astype(wide)).astype(x.dtype) if x.dtype != wide else expm_np(x)
 
     @staticmethod
-    @_fused("linalg.matrix_exp", _matrix_exp_jvp)
+    @_fused("linalg.matrix_exp", _matrix_exp_jvp, _matrix_exp_recorded)
     def backward(ctx, g):
         x = ctx.x
         n = x.shape[-1]

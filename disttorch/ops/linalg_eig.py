@@ -10,7 +10,9 @@ import numpy as np
 from .._dtype import scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import recording
 from ..kernels.threads import lapack
+from .linalg_decomp import Solve
 from .linalg_low_precision import refuse_low_precision
 
 __all__ = ["Eig", "check_eig_input"]
@@ -41,7 +43,8 @@ class Eig(Function):
     Backward (PyTorch's): ``gA = V^-H (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H``
     with ``E_ij = L_j - L_i`` off the diagonal. The eigenvectors are defined up to a phase
     ``e^{i phi}``; a loss that depends on that phase has no gradient, and backward raises.
-    The backward itself is not differentiable (no second derivatives of ``eig``).
+    Recorded (``create_graph=True``), the backward recomputes ``L`` and ``V`` through ``Eig``
+    itself and solves with ``linalg.solve``'s op, so that it differentiates again.
     """
 
     _raw = True
@@ -55,12 +58,13 @@ class Eig(Function):
         cdt = _COMPLEX.get(x.dtype, x.dtype)
         w, v = w.astype(cdt, copy=False), v.astype(cdt, copy=False)
         if ctx.needs_input_grad:
-            ctx.w, ctx.v = w, v
+            ctx.w, ctx.v, ctx.a = w, v, a
         return w, v
 
     @staticmethod
     def backward(ctx, gL, gV):
-        L, V = Tensor._make(ctx.w), Tensor._make(ctx.v)
+        recorded = recording()
+        L, V = Eig.apply(ctx.a) if recorded else (Tensor._make(ctx.w), Tensor._make(ctx.v))
         Vh = V.mH
         n = ctx.w.shape[-1]
         eye = Tensor._make(np.eye(n, dtype=bool))
@@ -81,5 +85,7 @@ class Eig(Function):
             inner = Tensor._make(np.zeros(ctx.v.shape, ctx.v.dtype))
         if gL is not None:
             inner = inner + gL.unsqueeze(-1) * eye.to(inner.dtype)
+        if recorded:
+            return Solve.apply(Vh, inner @ Vh, True)
         rhs = (inner @ Vh)._data
         return Tensor._make(lapack(np.linalg.solve, ctx.v.conj().swapaxes(-1, -2), rhs))

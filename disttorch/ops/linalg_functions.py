@@ -26,12 +26,10 @@ from .._dtype import FLOAT_KINDS
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
-from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np
 from ..kernels.threads import lapack
 from ._helpers import _return_type, dims_tuple, scalar_type_name
 from .dtype_rules import refuse_kernel, require_same_scalar_type
-from .flat import flat
 from .linalg import matmul
 from .linalg_decomp import (
     QR,
@@ -52,7 +50,7 @@ from .linalg_householder import householder_product
 from .linalg_low_precision import refuse_low_precision
 from .linalg_lu import lu_factor_parts, lu_solve_parts, lu_unpacked
 from .opmath import is_low
-from .reduction import check_no_identity, check_norm_dtype, in_lanes, norm2_in_lanes
+from .reduction import check_no_identity, check_norm_dtype, p_norm
 from .shape import cat, sum_to
 
 __all__ = [
@@ -600,65 +598,9 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
         dim = (dim,)
     if dim is not None:
         dims_tuple(dim, x.dim())  # PyTorch's IndexError for a dim out of range
-    red = tuple(dim) if dim is not None else tuple(range(x.dim()))
     if ord < 0 or ord == math.inf:
         check_no_identity(x, ord, dim)
-    a = x.abs()
-    if ord == math.inf:
-        return a.amax(red, keepdim=keepdim) if x.dim() else a
-    if ord == -math.inf:
-        return a.amin(red, keepdim=keepdim) if x.dim() else a
-    if ord == 0:  # a count: recorded, but passes no gradient, as PyTorch's
-        count = np.sum(a._data != 0, axis=red, keepdims=keepdim)
-        return flat(np.asarray(count).astype(x._data.dtype), "LinalgVectorNormBackward0", x, undefined=True)
-    if x.dim() == 0:
-        return a
-    if ord == 1:
-        return a.sum(red, keepdim=keepdim)
-    if ord == 2:
-        return _Norm2.apply(x, red, keepdim, in_lanes(x._data, red, own_dtype))
-    if ord < 0:
-        return (a**ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
-    return _masked_power(_masked_power(a, ord).sum(red, keepdim=keepdim), 1.0 / ord)
-
-
-def _masked_power(a: Tensor, exponent: float) -> Tensor:
-    """``a ** exponent`` of a non-negative ``a``, whose zeros stay 0 with a zero gradient (not
-    the NaN or inf of ``0 ** (exponent - 1)``): PyTorch's ``p``-norm gradient, 0 at zero
-    entries and at a zero norm."""
-    nonzero = a != 0
-    return (a.where(nonzero, 1) ** exponent).where(nonzero, 0)
-
-
-class _Norm2(Function):
-    """``sqrt(sum x^2)``; gradient ``g x / norm`` (0 where the norm is 0, as PyTorch's)."""
-
-    _raw = True
-    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
-
-    @staticmethod
-    def forward(ctx, x, red, keepdim, lanes):
-        xd = x._data
-        if lanes:
-            out = norm2_in_lanes(xd, red)
-        else:
-            out = np.sqrt(np.sum(xd * xd, axis=red, keepdims=True))
-        ctx.save_for_backward(x)
-        ctx.out, ctx.red, ctx.lanes = out, red, lanes
-        return out if keepdim else np.squeeze(out, axis=red)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx._checked_saved()
-        out = ctx.out
-        if is_grad_enabled():  # create_graph: the gradient as tensor ops, differentiable again
-            nonzero = Tensor._make((out != 0).astype(x._data.dtype))
-            norm = _Norm2.apply(x, ctx.red, True, ctx.lanes) + (1 - nonzero)
-            return x * (g.reshape(out.shape) / norm * nonzero), None, None, None
-        gd = g._data.reshape(out.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(out == 0, 0, gd / out)
-        return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None, None
+    return p_norm(x, ord, dim, keepdim, own_dtype)
 
 
 def _amax_or_zero(s: Tensor, dim: int, keepdim: bool) -> Tensor:

@@ -40,6 +40,7 @@ from ._helpers import (
 from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
+from .flat import flat
 from .linalg_decomp import SVD
 from .linalg_low_precision import refuse_low_precision
 from .shape import PadAlong, cat
@@ -722,6 +723,11 @@ class Var(Function):
                 sd_arr = sd_arr if low is None else sd_arr.astype(low)
                 sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr).astype(sd_arr.dtype))
             gb = gb / (sd * 2)
+        if denom <= 0 and dims is None:  # PyTorch's: grad * (nan where x is its mean, else inf),
+            # a function of the gradient only (so second derivatives are 0, not NaN)
+            x = a.detach()
+            at_mean = np.where((x == x.mean())._data, np.nan, np.inf).astype(x._data.dtype)
+            return gb * Tensor._make(at_mean), None, None, None, None
         centred = a - a.mean(dims, keepdim=True)
         return (2.0 / denom if denom > 0 else math.inf) * gb * centred, None, None, None, None
 
@@ -900,6 +906,8 @@ class Norm(Function):
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim, ctx.p, ctx.lanes = out, dims, keepdim, p, lanes
+            if p in (1, math.inf, -math.inf):  # PyTorch's backward reads the input; piecewise linear
+                ctx._grad_reads = "zero"
         return out
 
     @staticmethod
@@ -979,7 +987,18 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         input = input.abs()
     if p < 0 or p == math.inf:
         check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
+    return p_norm(input, p, dim, keepdim, own_dtype)
+
+
+def p_norm(input: Tensor, p: float, dim: Any, keepdim: bool, own_dtype: np.dtype) -> Tensor:
+    """The ``p``-norm of a real ``input`` over ``dim`` as PyTorch's one ``linalg_vector_norm``
+    node, which ``norm`` and ``linalg.vector_norm`` both make (``own_dtype``: the input's dtype
+    before a ``dtype=`` cast); ``p = 0`` counts the non-zeros and passes no gradient at all (the
+    inputs' ``.grad`` stays None, as PyTorch's undefined one)."""
     dims = _dims(dim, input._data.ndim)
+    if p == 0:
+        count = np.sum(input._data != 0, axis=dims, keepdims=keepdim)
+        return flat(np.asarray(count).astype(input._data.dtype), Norm._node_name, input, undefined=True)
     return Norm.apply(input, dims, keepdim, float(p), p == 2 and in_lanes(input._data, dims, own_dtype))
 
 

@@ -186,10 +186,10 @@ def _sinc(x: np.ndarray) -> np.ndarray:
 
 
 def _sinc_deriv(x: Tensor, y: Tensor) -> Tensor:
-    xd = x._data
-    px = math.pi * np.where(xd == 0, 1.0, xd)
-    d = np.where(xd == 0, 0.0, (np.cos(px) * px - np.sin(px)) / (px * np.where(xd == 0, 1.0, xd)))
-    return Tensor._make(d.astype(y._data.dtype))
+    """PyTorch's ``(pi x cos(pi x) - sin(pi x)) / (pi x^2)`` filled with 0 at 0, in tensor ops
+    (so that its own derivative is PyTorch's second derivative: NaN at 0, as there)."""
+    px = x * math.pi
+    return ((px.cos() * px - px.sin()) / (px * x)).masked_fill(Tensor._make(x._data == 0), 0.0).to(y.dtype)
 
 
 Sinc = _unary("sinc", _sinc, _sinc_deriv, in_float32=True)
@@ -279,15 +279,14 @@ class Logit(_Special):
 
     @classmethod
     def derivatives(cls, ctx, g, x):
-        eps = ctx.extra[0]
-        xd = x._data
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d = 1 / (xd * (1 - xd))
-            if eps is not None:
-                d = np.where((xd < eps) | (xd > 1 - eps), 0.0, d)
-            else:  # outside [0, 1] the logit is NaN, and so is its gradient
-                d = np.where((xd < 0) | (xd > 1), np.nan, d)
-        return (g * Tensor._make(d.astype(ctx.out.dtype)),)
+        """``g / (x (1 - x))`` in tensor ops (differentiable again, as PyTorch's)."""
+        eps, xd = ctx.extra[0], x._data
+        if eps is not None:
+            outside, fill = (xd < eps) | (xd > 1 - eps), 0.0
+        else:  # outside [0, 1] the logit is NaN, and so is its gradient
+            outside, fill = (xd < 0) | (xd > 1), math.nan
+        d = (1 / (x * (1 - x))).masked_fill(Tensor._make(outside), fill)
+        return (g * d.to(ctx.out.dtype),)
 
 
 class _Binary(_Special):

@@ -34,16 +34,19 @@ def numpy_backward(
     *depends_on: Tensor | None,
     jvp: Callable[..., Tensor] | None = None,
     batched: Callable[[np.ndarray], tuple] | None = None,
+    in_tensor_ops: Callable[[Tensor], tuple] | None = None,
 ) -> tuple:
     """Call ``fn(grad_array)`` (returning one array or None per forward input) and wrap the
     results as tensors. ``depends_on`` lists the saved tensors the gradients are functions
     of (weights, inputs): under ``create_graph`` the results then require grad, and
-    differentiating them w.r.t. those raises an error naming ``name``. ``jvp``, given one
-    tangent (or None) per forward input, returns the op's Jacobian-vector product with tensor
-    ops: the derivative of these gradients w.r.t. ``grad`` (``autograd.fused_backward``).
-    ``batched``: ``fn`` for a gradient array with one more leading dim (a batch of
-    cotangents, see :func:`folded`), so that a batched backward pass calls it once."""
-    return fused_backward(name, fn, (grad,), depends_on, jvp, batched)
+    differentiating them w.r.t. those raises an error naming ``name``, unless the op gives
+    ``in_tensor_ops(grad)``, the same gradients in differentiable tensor ops of them (or
+    NotImplemented), which a recorded pass then runs. ``jvp``, given one tangent (or None) per
+    forward input, returns the op's Jacobian-vector product with tensor ops: the derivative of
+    these gradients w.r.t. ``grad`` (``autograd.fused_backward``). ``batched``: ``fn`` for a
+    gradient array with one more leading dim (a batch of cotangents, see :func:`folded`), so
+    that a batched backward pass calls it once."""
+    return fused_backward(name, fn, (grad,), depends_on, jvp, batched, recorded=in_tensor_ops)
 
 
 def recorded(grad: Tensor) -> bool:

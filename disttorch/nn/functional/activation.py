@@ -23,6 +23,7 @@ from ..._tensor import Tensor, _wrap_dim
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...autograd.grad_mode import recording
+from ...autograd.grad_reads import reads_inputs
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
@@ -103,6 +104,7 @@ def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
 
 class LeakyRelu(Function):
     _raw = True
+    _grad_reads = "zero"
     _profiled_as = staticmethod(
         lambda x, slope, inplace=False: "aten::leaky_relu_" if inplace else "aten::leaky_relu"
     )
@@ -434,6 +436,7 @@ class Hardtanh(Function):
     ``x <= lo or x >= hi``, ``hardsigmoid``'s ``lo < x < hi``)."""
 
     _raw = True
+    _grad_reads = "zero"
     _profiled_as = staticmethod(
         lambda a, lo, hi, nan, inplace=False: "aten::hardtanh_" if inplace else "aten::hardtanh"
     )
@@ -479,7 +482,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 @fused("HardsigmoidBackward0")
 def _hardsigmoid(input: Tensor) -> Tensor:
-    return Hardtanh.apply(input / 6.0 + 0.5, 0.0, 1.0, False)
+    return reads_inputs(Hardtanh.apply(input / 6.0 + 0.5, 0.0, 1.0, False), "aten::hardsigmoid_backward")
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -552,4 +555,4 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     # at x == 0 PyTorch's gradient takes the negative branch (w * g) and its second
     # derivatives neither: the weight's factor there is a constant
     at_zero = input * w.detach()
-    return _ew.where(input > 0, input, _ew.where(input < 0, input * w, at_zero))
+    return reads_inputs(_ew.where(input > 0, input, _ew.where(input < 0, input * w, at_zero)))

@@ -18,6 +18,7 @@ from ..._dtype import scalar_type_name
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import named_node
+from ...autograd.grad_reads import reads_inputs
 from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
 from ...ops.inplace import relu_
@@ -62,7 +63,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     @fused("ThresholdBackward0")
     def fn(t: Tensor) -> Tensor:
         # (NaN is not <= threshold: it stays NaN, as in PyTorch)
-        return _ew.where(t <= threshold, Tensor._make(np.asarray(value, dtype=t._data.dtype)), t)
+        value_ = Tensor._make(np.asarray(value, dtype=t._data.dtype))
+        return reads_inputs(_ew.where(t <= threshold, value_, t))  # PyTorch's threshold_backward(grad, self)
 
     return in_place(fn, "ThresholdBackward1")(input) if inplace else fn(input)
 
@@ -70,7 +72,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 @fused("HardshrinkBackward0")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x if |x| > lambd else 0`` (NaN stays NaN)."""
-    return _hardshrink(input, lambd)
+    return reads_inputs(_hardshrink(input, lambd))
 
 
 @fused("SoftshrinkBackward0")
@@ -84,7 +86,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         )
     # ``input * 0`` inside: -0.0 for negative inputs and NaN for NaN (with a zero gradient),
     # as PyTorch's kernels give
-    return _ew.where(input > lambd, input - lambd, _ew.where(input < -lambd, input + lambd, input * 0))
+    inner = _ew.where(input < -lambd, input + lambd, input * 0)
+    return reads_inputs(_ew.where(input > lambd, input - lambd, inner))
 
 
 def tanhshrink(input: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -165,8 +166,40 @@ class ScaledDotProductAttention(Function):
             batched=_batched_grads(ctx, query, key, value)
             if grad is not None and grad_weights is None
             else None,
+            in_tensor_ops=lambda g: _grads_in_tensor_ops(ctx, query, key, value, g, grad_weights),
         )
         return gq, gk, gv, gmask, None, None, None, None, None, None
+
+
+def _grads_in_tensor_ops(
+    ctx: ScaledDotProductAttention, query: Tensor, key: Tensor, value: Tensor, g: Tensor, grad_weights: Any
+) -> tuple | Any:
+    """The backward above in tensor ops of the inputs (the weights recomputed), for a recorded
+    pass: second derivatives (gradient penalties, ``hessian``). Not for 16-bit weights, grouped
+    heads or a gradient of the weights output (NotImplemented: the fused node raises)."""
+    if ctx.weights_dtype is not None or ctx.groups > 1 or grad_weights is not None:
+        return NotImplemented
+    qs = query * ctx.scale
+    s = qs @ key.mT
+    if ctx.is_causal:
+        s = s + Tensor._make(_causal_bias(query.shape[-2], key.shape[-2], s._data.dtype))
+    mask = ctx.mask
+    if mask is not None:
+        s = s + (
+            mask.to(s.dtype)
+            if mask._data.dtype != np.bool_
+            else Tensor._make(_as_bias(mask._data, s._data.dtype))
+        )
+    p = s.softmax(-1)
+    drop = None
+    if ctx.keep is not None:
+        drop = Tensor._make((ctx.keep / (1.0 - ctx.dropout_p)).astype(p._data.dtype))
+    gv = (p if drop is None else p * drop).mT @ g
+    gp = g @ value.mT
+    if drop is not None:
+        gp = gp * drop
+    gs = p * (gp - (gp * p).sum(-1, keepdim=True))
+    return gs @ key * ctx.scale, gs.mT @ qs, gv, gs
 
 
 def _batched_grads(

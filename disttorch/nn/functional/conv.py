@@ -230,6 +230,7 @@ class ConvNd(Function):
     """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
 
     _raw = True
+    _grad_reads = "undefined"
     _node_name = "ConvolutionBackward0"
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
     _tensor_slots = 3  # input, weight, bias

@@ -34,7 +34,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, ShownNode, named_node
 from ...autograd.grad_mode import is_grad_enabled, recording
-from ...autograd.transform_leaves import requires_grad_of_its_own
+from ...autograd.transform_leaves import transform_kinds
 from ...kernels.cascade_sum import cascade_sum
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
@@ -345,6 +345,7 @@ class NllLoss(Function):
     input's dtype as PyTorch does (float16 and bfloat16 too)."""
 
     _raw = True
+    _grad_reads = "zero"
     _own_16_bit = True
     _profiled_as = "aten::nll_loss_nd"
 
@@ -433,7 +434,7 @@ def cross_entropy(
     if target.requires_grad and target._data.dtype.kind in "fVc":
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     if target._data.dtype.kind in "iub":
-        _refuse_grad(weight)
+        weight = _non_differentiable(weight)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
@@ -516,7 +517,7 @@ def nll_loss(
     (shapes as for ``cross_entropy``); ``'mean'`` divides by the summed target weights."""
     reduction = _reduction(reduction, size_average, reduce)
     _check_class_weight(weight, input, target, "")
-    _refuse_grad(weight)
+    weight = _non_differentiable(weight)
     return NllLoss.apply(input, target, weight, ignore_index, reduction)
 
 
@@ -545,21 +546,28 @@ def _check_class_weight(weight: Tensor | None, input: Tensor, target: Tensor, pr
         )
 
 
-def _refuse_grad(tensor: Tensor | None, function: str = "nll_loss_forward", argument: str = "weight") -> None:
-    """PyTorch's losses without a derivative for an argument (class-index losses' class
-    weights, ``binary_cross_entropy``'s weight, ``soft_margin_loss``'s target) refuse a tensor
-    there that asks for one, while grad mode is on (not one that requires grad only for a
-    transform: forward AD's duals, ``torch.func``'s inputs, as PyTorch's)."""
-    if (
-        isinstance(tensor, Tensor)
-        and tensor.requires_grad
-        and is_grad_enabled()
-        and requires_grad_of_its_own(tensor)
-    ):
+def _non_differentiable(
+    tensor: Tensor | None,
+    function: str = "nll_loss_forward",
+    argument: str = "weight",
+    decomposed: bool = False,
+) -> Tensor | None:
+    """``tensor`` as an argument PyTorch's loss has no derivative for (class-index losses'
+    class weights, ``binary_cross_entropy``'s weight, ``soft_margin_loss``'s target): one that
+    requires grad is refused while grad mode is on, unless only for a forward transform (forward
+    AD's duals, ``jvp``'s inputs: returned detached, their tangents ignored, as PyTorch's). Where
+    ``torch.func`` runs the loss ``decomposed`` into differentiable ops, its transforms' inputs
+    are differentiable there (returned as they are).
+    """
+    if not isinstance(tensor, Tensor) or not tensor.requires_grad or not is_grad_enabled():
+        return tensor
+    kinds = transform_kinds(tensor)
+    if "own" in kinds or ("vjp" in kinds and not decomposed):
         raise RuntimeError(
             f"The function '{function}' is not differentiable with respect to argument '{argument}'. "
             "This input cannot have requires_grad True."
         )
+    return tensor if decomposed and "dual" not in kinds else tensor.detach()
 
 
 # ---------------------------------------------------------------------- elementwise losses
@@ -928,11 +936,18 @@ class BinaryCrossEntropyWithLogits(Function):
         else:
             local = (1 - y) * s - pw * y * (1 - s)
             gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, x._data)
-        gy = None
+        gy = gw = gpw = None
         if ctx.needs_input_grad[1]:
             gap = -x if pw is None else pw * softplus(-x) - softplus(x)
             gy = _backward_of_sum(g, gap * w if w is not None else gap, ctx.reduction, x._data)
-        return gx, gy, None, None, None
+        if ctx.needs_input_grad[2]:  # (only under torch.func, which decomposes this loss)
+            positive = y * softplus(-x)
+            unweighted = (positive if pw is None else pw * positive) + (1 - y) * softplus(x)
+            gw = _backward_of_sum(g, unweighted, ctx.reduction, x._data)
+        if ctx.needs_input_grad[3]:
+            positive = y * softplus(-x)
+            gpw = _backward_of_sum(g, positive * w if w is not None else positive, ctx.reduction, x._data)
+        return gx, gy, gw, gpw, None
 
 
 @autocast_op("fp32")
@@ -947,7 +962,7 @@ def binary_cross_entropy(
     """Binary cross-entropy between probabilities ``input`` and ``target`` (same shape and
     dtype; a ``weight`` broadcasts to their shape)."""
     reduction = _reduction(reduction, size_average, reduce)
-    _refuse_grad(weight, "binary_cross_entropy")
+    weight = _non_differentiable(weight, "binary_cross_entropy")
     if input.shape == target.shape and input.dtype != target.dtype:
         raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected {input.dtype.scalar_name}")
     if weight is not None and input.shape == target.shape:
@@ -977,8 +992,10 @@ def binary_cross_entropy_with_logits(
     kernel, which computes ``(1 - target) * input`` in ``target``'s dtype, the result has the
     floating ``target``'s dtype; an integer or bool ``target`` is refused."""
     reduction = _reduction(reduction, size_average, reduce)
-    _refuse_grad(weight, "binary_cross_entropy_with_logits")
-    _refuse_grad(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+    weight = _non_differentiable(weight, "binary_cross_entropy_with_logits", decomposed=True)
+    pos_weight = _non_differentiable(
+        pos_weight, "binary_cross_entropy_with_logits", "pos_weight", decomposed=True
+    )
     if isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype != input.dtype:
         if target._data.dtype.kind == "b":
             refuse_bool_subtraction(target, target)

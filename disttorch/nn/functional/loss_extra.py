@@ -19,13 +19,14 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import named_node
+from ...autograd.grad_reads import reads_inputs
 from ...ops import elementwise as _ew
 from ...ops._helpers import complex_kernel_error
 from ...ops.opmath import is_low
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
 from .linear import linear
-from .loss import _reduction, _refuse_grad, cross_entropy
+from .loss import _non_differentiable, _reduction, cross_entropy
 
 __all__ = [
     "cosine_embedding_loss",
@@ -105,7 +106,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """``log(1 + exp(-y * x))``."""
     reduction = _reduction(reduction, size_average, reduce)
-    _refuse_grad(target, "soft_margin_loss", "target")
+    target = _non_differentiable(target, "soft_margin_loss", "target")
     return named_node(_reduce(softplus(-target * input), reduction), "SoftMarginLossBackward0")
 
 
@@ -183,7 +184,7 @@ def multi_margin_loss(
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    _refuse_grad(weight, "multi_margin_loss")
+    weight = _non_differentiable(weight, "multi_margin_loss")
     _check_margin_input(input)
     _refuse_16_bit("multi_margin_loss_cpu_kernel", input)
     x = input if input.ndim == 2 else input.reshape(1, -1)
@@ -203,7 +204,8 @@ def multi_margin_loss(
     loss = _ew.where(not_target, z, _const(0, z)).sum(1) / c
     if input.ndim != 2:
         loss = loss.reshape(())
-    return named_node(_reduce(loss, reduction), "MultiMarginLossBackward0")
+    out = named_node(_reduce(loss, reduction), "MultiMarginLossBackward0")
+    return reads_inputs(out, "aten::multi_margin_loss_backward")
 
 
 @autocast_op("fp32")
@@ -235,7 +237,7 @@ def multilabel_margin_loss(
     loss = (hinge * pair).sum((1, 2)) / c
     if input.ndim != 2:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return reads_inputs(_reduce(loss, reduction), "aten::multilabel_margin_loss_backward")
 
 
 @autocast_op("fp32")

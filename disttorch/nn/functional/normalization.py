@@ -353,6 +353,7 @@ class BatchNormEval(Function):
     """Batch norm with the running statistics (evaluation mode): an affine map per channel."""
 
     _raw = True
+    _grad_reads = "undefined"
     _blas = True  # float16 computed in float32 and rounded once, as bfloat16 (PyTorch's kernel)
     _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
     _call_order = (0, 3, 4, 1, 2)  # F.batch_norm(input, running_mean, running_var, weight, bias)

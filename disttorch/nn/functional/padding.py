@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._tensor import Size, Tensor
 from ...autograd.function import Function
+from ...autograd.grad_reads import reads_inputs
 from ...kernels.windows import pad_constant
 from ...ops.dtype_rules import refuse_kernel
 from ._axis_taps import AxisTaps
@@ -134,4 +135,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     for d in range(ndim - n_padded, ndim):
         if pairs[d] != (0, 0):
             out = AxisTaps.apply(out, d, [(_source_index(mode, shape, d, pairs[d], n_padded), None)])
-    return out if out is not input else input.clone()
+    if out is input:
+        return input.clone()
+    return (
+        out if mode == "circular" else reads_inputs(out)
+    )  # (reflection/replication_pad's backward reads it)

@@ -211,6 +211,7 @@ class MaxPoolNd(Function):
     offset won (``uint8``). Returns ``(values, *winners)`` (winners get no gradient)."""
 
     _raw = True
+    _grad_reads = "zero"
     _profiled_as = staticmethod(lambda input, geo: f"aten::max_pool{len(geo.kernel)}d")
 
     @staticmethod
@@ -454,6 +455,7 @@ class AvgPoolNd(Function):
     window sums one spatial dim at a time, then one division."""
 
     _raw = True
+    _grad_reads = "zero"
     _profiled_as = staticmethod(lambda input, geo, divisor: f"aten::avg_pool{len(geo.kernel)}d")
 
     @staticmethod
@@ -615,6 +617,7 @@ class AdaptiveAvgPoolNd(Function):
     """Adaptive average pooling as one averaging matrix per spatial dim."""
 
     _raw = True
+    _grad_reads = "zero"
     _profiled_as = staticmethod(lambda input, out_size: f"aten::adaptive_avg_pool{len(out_size)}d")
 
     @staticmethod
@@ -728,6 +731,7 @@ class AdaptiveMaxPoolNd(Function):
     window) and reduced with one argmax; returns (values, flat input indices)."""
 
     _raw = True
+    _grad_reads = "zero"
     _profiled_as = staticmethod(lambda input, out_size: f"aten::adaptive_max_pool{len(out_size)}d")
 
     @staticmethod

@@ -13,6 +13,7 @@ from ..._creation import _is_index
 from ..._random import _gen, _uniform_array
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
+from ...autograd.grad_reads import reads_inputs
 from ...ops.elementwise import where
 from .pooling import _tuple, avg_pool1d, avg_pool2d, avg_pool3d
 
@@ -104,7 +105,7 @@ def _max_unpool(
         )
     zeros = Tensor._make(np.zeros(lead + (plane,), dtype=input._data.dtype))
     out = zeros.scatter(len(lead), Tensor._make(idx), input.reshape(*lead, -1))
-    return out.reshape(*lead, *size)
+    return reads_inputs(out.reshape(*lead, *size))  # PyTorch's backward reads the input
 
 
 def max_unpool1d(
@@ -243,7 +244,7 @@ def _fractional_max_pool(
     )
     windows = x.reshape(n_, c, -1).gather(2, Tensor._make(flat.reshape(n_, c, -1).copy()))
     values, arg = windows.reshape(*flat.shape).max(3)
-    values = values.reshape(n_, c, *out)
+    values = reads_inputs(values.reshape(n_, c, *out))  # PyTorch's backward reads the input
     if unbatched:
         values = values[0]
     if not return_indices:

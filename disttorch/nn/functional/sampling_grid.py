@@ -23,6 +23,7 @@ from ..._linspace import linspace_values
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
+from ...autograd.grad_reads import reads_inputs
 from ...kernels.fma import fma
 from ...ops.dtype_rules import require_same_scalar_type
 from ...ops.flat import flat as zero_gradient
@@ -306,7 +307,8 @@ def grid_sample(
         out = LinearSample.apply(flat, sizes, *coords)
     else:
         out = _bicubic_sample(flat, coords, sizes, padding_mode, align_corners)
-    return named_node(out.reshape(n, c, *out_spatial), f"GridSampler{len(out_spatial)}DBackward0")
+    out = named_node(out.reshape(n, c, *out_spatial), f"GridSampler{len(out_spatial)}DBackward0")
+    return reads_inputs(out, "undefined")  # (PyTorch's backward reads the input and the grid)
 
 
 def _bicubic_sample(
