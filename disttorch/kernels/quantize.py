@@ -16,6 +16,8 @@ import functools
 
 import numpy as np
 
+from . import cpu_features
+
 __all__ = [
     "qrange",
     "quantize",
@@ -153,11 +155,7 @@ def int8_linear(
 def _pairs_saturate() -> bool:
     """Whether fbgemm sums int8 products in 16-bit pairs on this CPU: with AVX2 or AVX512
     (``vpmaddubsw``), not with AVX512-VNNI, whose ``vpdpbusd`` sums them into 32 bits exactly."""
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # NumPy 1.x
-        from numpy.core._multiarray_umath import __cpu_features__ as features
-    return not features.get("AVX512VNNI", False)
+    return not cpu_features.has("AVX512VNNI")
 
 
 def _saturation_correction(qx: np.ndarray, qw: np.ndarray) -> np.ndarray:

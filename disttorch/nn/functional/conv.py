@@ -40,6 +40,7 @@ from ...autograd.function import Function
 from ...autograd.saved_fields import saved
 from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
+from ...kernels import cpu_features
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, needed_grads, numpy_backward, recorded
 
@@ -279,7 +280,7 @@ class ConvNd(Function):
 
         gx, gw, gb = numpy_backward(
             ctx.geo.name,
-            lambda g: _conv_backward(ctx, weight, g),
+            lambda g: _conv_backward(ctx, weight._data, g),
             grad,
             weight,
             *ctx.inputs,
@@ -357,14 +358,19 @@ def _conv_backward_batched(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     return gx, gw, gb
 
 
-def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
-    """Gradients of input, weight and bias from the output gradient and what forward saved."""
+def _conv_backward(ctx: ConvNd, w: np.ndarray, g: np.ndarray) -> tuple:
+    """Gradients of input, weight and bias from the output gradient, the weight ``w`` and
+    what forward saved."""
     geo = ctx.geo
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     if geo.unbatched:
         g = g[None]
-    w = weight._data
-    half = g.dtype == np.float16  # PyTorch's float16 convolution: its slow path's roundings
+    if g.dtype == np.float16 and cpu_features.has("AVX512FP16"):
+        # PyTorch's CPU build hands a float16 convolution to oneDNN on such a CPU, whose native
+        # float16 kernels sum in float32 and round each gradient once
+        g32 = _conv_backward(ctx, w.astype(np.float32), g.astype(np.float32))
+        return tuple(None if t is None else t.astype(np.float16) for t in g32)
+    half = g.dtype == np.float16  # elsewhere: PyTorch's slow path's roundings
     gx = gw = gb = None
     if need_b:
         rows = g.reshape(g.shape[0], g.shape[1], math.prod(g.shape[2:]))
