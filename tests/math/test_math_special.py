@@ -329,9 +329,11 @@ def test_logit_rounds_in_the_input_dtype():
 @pytest.mark.parity
 @pytest.mark.parametrize("jit", ["1", "0"])
 def test_erfinv_matches_pytorch_into_the_tails_in_both_forms(torch, monkeypatch, jit):
-    """The compiled loop (numba) and the NumPy form: float32 as PyTorch's but for its own
-    rare ulp; float64 within an ulp or two (the compiled loop) or 1e-12 (the NumPy form),
-    also within 1e-15 of +-1, where the compiled loop's Newton steps once stopped 7% short."""
+    """The compiled loop (numba) and the NumPy form: float32 is the float64 result rounded, and
+    within an ulp of PyTorch's (whose float32 rounding varies by CPU: 0.2% of these values an
+    ulp off on an AMD EPYC, 0.6% on an Intel Xeon); float64 within an ulp or two (the compiled
+    loop) or 1e-12 (the NumPy form), also within 1e-15 of +-1, where the compiled loop's Newton
+    steps once stopped 7% short."""
     monkeypatch.setenv("DISTTORCH_JIT", jit)
     rng = np.random.default_rng(0)
     near_one = 1 - np.logspace(-16, -1, 300)
@@ -341,5 +343,5 @@ def test_erfinv_matches_pytorch_into_the_tails_in_both_forms(torch, monkeypatch,
     np.testing.assert_allclose(ours64, theirs64, rtol=1e-15 if jit == "1" else 1e-12, atol=0)
     y32 = y.astype(np.float32)
     ours32, theirs32 = dt.erfinv(dt.tensor(y32)).numpy(), torch.erfinv(torch.tensor(y32)).numpy()
-    assert ((ours32 != theirs32) & ~np.isnan(theirs32)).mean() < 0.002
+    np.testing.assert_array_equal(ours32, dt.erfinv(dt.tensor(y32.astype(np.float64))).float().numpy())
     np.testing.assert_allclose(ours32, theirs32, rtol=2e-7, atol=0)
