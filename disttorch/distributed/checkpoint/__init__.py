@@ -16,9 +16,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ._format import read_metadata
+from . import _format, metadata
 from .api import CheckpointException
-from .metadata import Metadata, from_checkpoint
+from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
+from .metadata import BytesStorageMetadata, ChunkStorageMetadata, Metadata, TensorStorageMetadata
 from .state_dict_loader import load, load_state_dict
 from .state_dict_saver import AsyncCheckpointerType, async_save, save, save_state_dict
 
@@ -33,6 +34,11 @@ __all__ = [
     "FileSystemWriter",
     "FileSystemReader",
     "Metadata",
+    "BytesStorageMetadata",
+    "ChunkStorageMetadata",
+    "TensorStorageMetadata",
+    "DefaultLoadPlanner",
+    "DefaultSavePlanner",
 ]
 
 
@@ -68,4 +74,4 @@ class FileSystemReader:
     def read_metadata(self) -> Metadata:
         """The checkpoint's keys with their sizes, dtypes and pieces (a directory that is not
         a checkpoint raises ``FileNotFoundError``, a malformed ``.metadata`` ``ValueError``)."""
-        return from_checkpoint(read_metadata(os.fspath(self.path)), self.path)
+        return metadata.from_checkpoint(_format.read_metadata(os.fspath(self.path)), self.path)
