@@ -22,7 +22,7 @@ from .comm_record import record
 from .engine.peer_channel import Signature
 from .engine.process_group import ProcessGroup
 from .engine.work import Work
-from .groups import group_rank_of, member_group, root_global_rank
+from .groups import collective_root, member_group
 from .reduce_ops import ReduceOp
 from .tensor_io import Flat, array_of
 
@@ -78,17 +78,40 @@ def _finish_average(op: ReduceOp, buf: np.ndarray, size: int) -> None:
 def _same_dtype(arrays: Sequence[np.ndarray], dtype: np.dtype, what: str) -> None:
     for i, a in enumerate(arrays):
         if a.dtype != dtype:
-            raise TypeError(
-                f"{what}[{i}] has dtype {a.dtype} but the input tensor has {dtype}; "
-                "all tensors of a collective must share a dtype"
+            raise ValueError(
+                f"Invalid usage of tensors with different dtypes: {what}[{i}] has dtype {a.dtype} "
+                f"but the input tensor has {dtype}; all tensors of a collective must share a dtype"
             )
 
 
-def _list_of(arrays: Any, size: int, what: str) -> list:
-    if not isinstance(arrays, (list, tuple)) or len(arrays) != size:
-        n = len(arrays) if isinstance(arrays, (list, tuple)) else type(arrays).__name__
-        raise ValueError(f"{what} must be a list of {size} tensors (one per rank of the group), got {n}")
+def _list_of(arrays: Any, size: int, what: str, wrong_length: str) -> list:
+    """``arrays``, one tensor per rank of the group (``size``): a ``TypeError`` for anything
+    but a list or tuple, and gloo's ``RuntimeError`` ``wrong_length`` (a format string of
+    ``got`` and ``size``) for a list of another length."""
+    if not isinstance(arrays, (list, tuple)):
+        raise TypeError(
+            f"Invalid function argument. Expected parameter `{what}` of type List[torch.Tensor] "
+            f"but got {type(arrays)} instead."
+        )
+    if len(arrays) != size:
+        raise RuntimeError(wrong_length.format(got=len(arrays), size=size))
     return list(arrays)
+
+
+def _shape(a: np.ndarray) -> str:
+    return "(" + ", ".join(str(d) for d in a.shape) + ")"
+
+
+def _same_size(arrays: Sequence[np.ndarray], like: np.ndarray, op: str) -> None:
+    """Gloo's ``RuntimeError`` for the first of ``arrays`` whose number of elements differs
+    from ``like``'s (collective ``op``, gloo's name): ``invalid tensor size at index 1
+    (expected (3), got (4))``. Shapes of equal size are taken, where gloo wants equal shapes."""
+    for i, a in enumerate(arrays):
+        if a.size != like.size:
+            raise RuntimeError(
+                f"ProcessGroupGloo::{op}: invalid tensor size at index {i} "
+                f"(expected {_shape(like)}, got {_shape(a)})"
+            )
 
 
 def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False) -> Work | None:
@@ -134,8 +157,7 @@ def broadcast(
     pg = member_group(group, "broadcast")
     if pg is None:
         return None
-    src = root_global_rank(pg, src, group_src)
-    root = group_rank_of(pg, src, "src")
+    root = collective_root(pg, src, group_src, "broadcast")
     flat = Flat(tensor)
 
     def body(ch) -> None:
@@ -165,8 +187,7 @@ def reduce(
     pg = member_group(group, "reduce")
     if pg is None:
         return None
-    dst = root_global_rank(pg, dst, group_dst)
-    root = group_rank_of(pg, dst, "dst")
+    root = collective_root(pg, dst, group_dst, "reduce")
     flat = Flat(tensor, write=pg.rank() == root)
     op, ufunc = _reduce_op(op, flat.flat.dtype, "reduce")
     if pg.rank() != root and flat.is_view:
@@ -194,16 +215,19 @@ def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = Fals
     size, n = pg.size(), array_of(tensor).size
     outputs = [
         Flat(t, f"tensor_list[{i}]", read=False)
-        for i, t in enumerate(_list_of(tensor_list, size, "tensor_list"))
+        for i, t in enumerate(
+            _list_of(
+                tensor_list,
+                size,
+                "tensor_list",
+                "ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
+                "(expected length {size}, got {got})",
+            )
+        )
     ]
     source = Flat(tensor, write=False)
     _same_dtype([o.flat for o in outputs], source.flat.dtype, "tensor_list")
-    for i, o in enumerate(outputs):
-        if o.flat.size != n:
-            raise ValueError(
-                f"tensor_list[{i}] has {o.flat.size} elements but the input has {n}; "
-                "all_gather needs outputs the size of the input"
-            )
+    _same_size([o.array for o in outputs], source.array, "allgather")
 
     def body(ch) -> None:
         buf = np.empty(size * n, source.flat.dtype)
@@ -235,9 +259,9 @@ def all_gather_into_tensor(
     n = source.flat.size
     _same_dtype([out.flat], source.flat.dtype, "output_tensor")
     if out.flat.size != size * n:
-        raise ValueError(
-            f"output_tensor has {out.flat.size} elements but must hold world_size "
-            f"({size}) x input_tensor's {n} = {size * n}"
+        raise RuntimeError(
+            f"ProcessGroupGloo::allgather: output_tensor has {out.flat.size} elements but must hold "
+            f"world_size ({size}) x input_tensor's {n} = {size * n}"
         )
 
     def body(ch) -> None:
@@ -276,15 +300,18 @@ def reduce_scatter(
         return None
     out = Flat(output, "output", read=False)
     inputs = [
-        array_of(t, f"input_list[{i}]") for i, t in enumerate(_list_of(input_list, pg.size(), "input_list"))
+        array_of(t, f"input_list[{i}]")
+        for i, t in enumerate(
+            _list_of(
+                input_list,
+                pg.size(),
+                "input_list",
+                "invalid input tensor list size, must be world size ({size}), got {got}",
+            )
+        )
     ]
     _same_dtype(inputs, out.flat.dtype, "input_list")
-    for i, a in enumerate(inputs):
-        if a.size != out.flat.size:
-            raise ValueError(
-                f"input_list[{i}] has {a.size} elements but output has "
-                f"{out.flat.size}; reduce_scatter needs equal sizes"
-            )
+    _same_size(inputs, out.array, "reduce_scatter")
     buf = np.concatenate([a.reshape(-1) for a in inputs]) if inputs else out.flat[:0]
     return _reduce_scatter("reduce_scatter", pg, out, buf, op, [output], async_op)
 
@@ -301,8 +328,8 @@ def reduce_scatter_tensor(
     source = array_of(input, "input")
     _same_dtype([source], out.flat.dtype, "input")
     if source.size != pg.size() * out.flat.size:
-        raise ValueError(
-            f"input has {source.size} elements but must hold world_size "
+        raise RuntimeError(
+            f"ProcessGroupGloo::reduce_scatter: input has {source.size} elements but must hold world_size "
             f"({pg.size()}) x output's {out.flat.size} = {pg.size() * out.flat.size}"
         )
     buf = np.array(source.reshape(-1), copy=True)
@@ -314,21 +341,25 @@ def _root_list(
 ) -> list | None:
     """The root's ``world_size`` tensors of ``name`` (gather's outputs, scatter's inputs) as
     Flats, checked against the local tensor's dtype and size; ``None`` on the other ranks,
-    where passing them is an error. ``words``: the root argument's name, the root's role and
-    the local tensor's role, for the messages."""
-    arg, role, local_role = words
+    where passing them is an error. ``words``: gloo's name of the collective, the root's role
+    and the list's role ("output", "input"), for PyTorch's messages."""
+    op, role, kind = words
     if pg.rank() != root:
         if tensors:
             raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
         return None
+    if not tensors:
+        raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+    wrong_length = (
+        f"ProcessGroupGloo::{op}: Incorrect {kind} list size {{got}}. "
+        f"{kind.capitalize()} list size should be {{size}}, same as size of the process group."
+    )
     flats = [
         Flat(t, f"{name}[{i}]", **flat_options)
-        for i, t in enumerate(_list_of(tensors, pg.size(), f"{name} on the {arg} rank"))
+        for i, t in enumerate(_list_of(tensors, pg.size(), name, wrong_length))
     ]
     _same_dtype([f.flat for f in flats], local.dtype, name)
-    for i, f in enumerate(flats):
-        if f.flat.size != local.size:
-            raise ValueError(f"{name}[{i}] has {f.flat.size} elements, the {local_role} {local.size}")
+    _same_size([f.array for f in flats], local, op)
     return flats
 
 
@@ -350,11 +381,10 @@ def gather(
     pg = member_group(group, "gather")
     if pg is None:
         return None
-    dst = root_global_rank(pg, dst, group_dst)
-    root = group_rank_of(pg, dst, "dst")
+    root = collective_root(pg, dst, group_dst, "gather")
     source = Flat(tensor, write=False)
     outputs = _root_list(
-        pg, root, gather_list, "gather_list", ("dst", "destination", "input"), source.flat, read=False
+        pg, root, gather_list, "gather_list", ("gather", "destination", "output"), source.array, read=False
     )
 
     def body(ch) -> None:
@@ -386,11 +416,10 @@ def scatter(
     pg = member_group(group, "scatter")
     if pg is None:
         return None
-    src = root_global_rank(pg, src, group_src)
-    root = group_rank_of(pg, src, "src")
+    root = collective_root(pg, src, group_src, "scatter")
     out = Flat(tensor, read=False)
     sources = _root_list(
-        pg, root, scatter_list, "scatter_list", ("src", "source", "output"), out.flat, write=False
+        pg, root, scatter_list, "scatter_list", ("scatter", "source", "input"), out.array, write=False
     )
 
     def body(ch) -> None:
@@ -400,6 +429,9 @@ def scatter(
         out.write_back()
 
     return pg.collective("scatter", out.flat.dtype, out.flat.size, root, body, [tensor], async_op)
+
+
+_ALLTOALL_LENGTH = "ProcessGroupGloo::alltoall: %s tensor list size {got} does not match world size {size}"
 
 
 def all_to_all(
@@ -414,11 +446,15 @@ def all_to_all(
     size = pg.size()
     sources = [
         Flat(t, f"input_tensor_list[{i}]", write=False)
-        for i, t in enumerate(_list_of(input_tensor_list, size, "input_tensor_list"))
+        for i, t in enumerate(
+            _list_of(input_tensor_list, size, "input_tensor_list", _ALLTOALL_LENGTH % "input")
+        )
     ]
     outputs = [
         Flat(t, f"output_tensor_list[{i}]", read=False)
-        for i, t in enumerate(_list_of(output_tensor_list, size, "output_tensor_list"))
+        for i, t in enumerate(
+            _list_of(output_tensor_list, size, "output_tensor_list", _ALLTOALL_LENGTH % "output")
+        )
     ]
     dtype = sources[0].flat.dtype
     _same_dtype([s.flat for s in sources], dtype, "input_tensor_list")

@@ -64,6 +64,7 @@ class DeviceMesh:
         self._ranks = ranks
         self.mesh_dim_names = mesh_dim_names
         self._root_mesh: DeviceMesh | None = None  # the mesh this one was sliced from (mesh["dp"])
+        self._flattened: dict[str, DeviceMesh] = {}  # a root mesh's _flatten()ed sub-meshes, by name
         self._groups: list[Any] = []
         if _init_backend:
             world = groups.get_world_size()
@@ -136,6 +137,8 @@ class DeviceMesh:
     # ------------------------------------------------------------------ sub-meshes
     def __getitem__(self, names: str | tuple[str, ...]) -> "DeviceMesh":
         """The sub-mesh of the named dimensions that contains this rank (``mesh["shard"]``)."""
+        if isinstance(names, str) and names in self._flattened:
+            return self._flattened[names]
         wanted = (names,) if isinstance(names, str) else tuple(names)
         dims = [self._dim(name) for name in wanted]
         if len(set(dims)) != len(dims):
@@ -150,6 +153,33 @@ class DeviceMesh:
         sub._groups = [self._groups[d] for d in dims]
         sub._root_mesh = self._root_mesh or self
         return sub
+
+    def _flatten(self, mesh_dim_name: str | None = None) -> "DeviceMesh":
+        """This (sub-)mesh's ranks as one dimension named ``mesh_dim_name`` (default: its
+        dimension names joined by ``_``), with a process group over them, as PyTorch's private
+        ``_flatten`` (``mesh["dp_replicate", "dp_shard"]._flatten("dp")``); every rank must
+        call it (it creates groups). The root mesh then answers ``mesh["dp"]`` with it."""
+        if not self.mesh_dim_names:
+            raise RuntimeError("Cannot flatten a DeviceMesh without mesh_dim_names.")
+        name = mesh_dim_name or "_".join(self.mesh_dim_names)
+        root = self._root_mesh or self
+        if name in root._flattened:
+            return root._flattened[name]
+        if (
+            root.mesh_dim_names
+            and name in root.mesh_dim_names
+            and (self.ndim != 1 or name != self.mesh_dim_names[0])
+        ):
+            raise RuntimeError(f"{name} already exists in the root mesh as a dimension name")
+        dims = [root._dim(n) for n in self.mesh_dim_names]
+        others = [d for d in range(root.ndim) if d not in dims]
+        lines = np.transpose(root._ranks, others + dims).reshape(-1, self.size())
+        group = _group_along(lines, 1)
+        mine = lines[np.nonzero((lines == groups.get_rank()).any(axis=1))[0][0]]
+        flat = DeviceMesh(self.device_type, mine, mesh_dim_names=(name,), _init_backend=False)
+        flat._groups, flat._root_mesh = [group], root
+        root._flattened[name] = flat
+        return flat
 
     @classmethod
     def from_group(

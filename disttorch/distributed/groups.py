@@ -600,6 +600,28 @@ def root_global_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int 
     return rank
 
 
+def collective_root(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, op: str) -> int:
+    """The rank in ``pg`` of a collective's root, given as a global rank (``src``/``dst``) or
+    as a rank of ``pg`` (``group_src``/``group_dst``), never both, refused as PyTorch refuses
+    it: a global rank outside a subgroup is a ``ValueError``; a root outside the group's
+    ranks (the default group's ranks are the global ones) is gloo's ``RuntimeError``, as in
+    ``ProcessGroupGloo::broadcast: invalid root rank: 3`` (``op``: gloo's name of the
+    collective)."""
+    if group_rank is None:
+        if global_rank is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        group_rank = int(global_rank)
+        if pg is not _default():
+            if group_rank not in pg.ranks:
+                raise ValueError(f"Global rank {global_rank} is not part of group {pg!r}")
+            group_rank = pg.ranks.index(group_rank)
+    elif global_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    if not 0 <= group_rank < pg.size():
+        raise RuntimeError(f"ProcessGroupGloo::{op}: invalid root rank: {group_rank}")
+    return int(group_rank)
+
+
 def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
     """The rank in ``group`` of global rank ``global_rank``."""
     if group is GroupMember.NON_GROUP_MEMBER:

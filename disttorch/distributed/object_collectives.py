@@ -20,7 +20,7 @@ import numpy as np
 from . import collectives as c
 from . import p2p
 from .comm_record import counted_as
-from .groups import group_rank_of, member_group, root_global_rank
+from .groups import collective_root, member_group, root_global_rank
 
 __all__ = [
     "broadcast_object_list",
@@ -53,6 +53,15 @@ def _all_gather(out: np.ndarray, piece: np.ndarray, group: Any) -> None:
         c.all_gather_into_tensor(out, piece, group)
 
 
+def _holds_one_per_rank(objects: list, size: int, name: str) -> None:
+    """PyTorch's ``IndexError`` for a list too short for one object per rank (longer lists
+    keep their extra entries), raised before anything is sent."""
+    if len(objects) < size:
+        raise IndexError(
+            f"list assignment index out of range: {name} has {len(objects)} entries, the group {size} ranks"
+        )
+
+
 def broadcast_object_list(
     object_list: list, src: int | None = None, group=None, device: Any = None, group_src: int | None = None
 ) -> None:
@@ -64,13 +73,13 @@ def broadcast_object_list(
     pg = member_group(group, "broadcast_object_list")
     if pg is None:
         return
-    src = root_global_rank(pg, src, group_src)
-    is_src = pg.rank() == group_rank_of(pg, src, "src")
+    root = collective_root(pg, src, group_src, "broadcast")
+    is_src = pg.rank() == root
     payloads = [_to_bytes(o) for o in object_list] if is_src else []
     sizes = np.array([p.size for p in payloads] if is_src else [0] * len(object_list), np.int64)
-    c.broadcast(sizes, src, group)
+    c.broadcast(sizes, group=group, group_src=root)
     data = np.concatenate(payloads) if is_src and payloads else np.empty(int(sizes.sum()), np.uint8)
-    c.broadcast(data, src, group)
+    c.broadcast(data, group=group, group_src=root)
     if not is_src:
         edges = np.cumsum([0, *sizes])
         for i in range(len(object_list)):
@@ -78,12 +87,12 @@ def broadcast_object_list(
 
 
 def all_gather_object(object_list: list, obj: Any, group=None) -> None:
-    """Fill ``object_list`` (one entry per rank) with ``obj`` from every rank of ``group``."""
+    """Fill ``object_list``'s first ``world_size`` entries with ``obj`` from every rank of
+    ``group`` (entry ``i`` from group rank ``i``; entries past them are left as they are)."""
     pg = member_group(group, "all_gather_object")
     if pg is None:
         return
-    if len(object_list) != pg.size():
-        raise ValueError(f"object_list must have one entry per rank ({pg.size()}), has {len(object_list)}")
+    _holds_one_per_rank(object_list, pg.size(), "object_list")
     payload = _to_bytes(obj)
     sizes = np.empty(pg.size(), np.int64)
     _all_gather(sizes, np.array([payload.size], np.int64), group)
@@ -106,16 +115,18 @@ def gather_object(
     pg = member_group(group, "gather_object")
     if pg is None:
         return
-    dst = root_global_rank(pg, dst, group_dst)
-    is_dst = pg.rank() == group_rank_of(pg, dst, "dst")
-    if is_dst and (object_gather_list is None or len(object_gather_list) != pg.size()):
-        raise ValueError(f"object_gather_list must be a list of {pg.size()} entries on the dst rank")
+    root = collective_root(pg, dst, group_dst, "gather")
+    is_dst = pg.rank() == root
+    if is_dst:
+        if not object_gather_list:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+        _holds_one_per_rank(object_gather_list, pg.size(), "object_gather_list")
     payload = _to_bytes(obj)
     sizes = np.empty(pg.size(), np.int64)
     _all_gather(sizes, np.array([payload.size], np.int64), group)
     width = int(sizes.max())
     outputs = [np.empty(width, np.uint8) for _ in range(pg.size())] if is_dst else None
-    c.gather(_padded(payload, width), outputs, dst, group)
+    c.gather(_padded(payload, width), outputs, group=group, group_dst=root)
     if is_dst:
         for r in range(pg.size()):
             object_gather_list[r] = _from_bytes(outputs[r][: sizes[r]])
@@ -133,18 +144,23 @@ def scatter_object_list(
     pg = member_group(group, "scatter_object_list")
     if pg is None:
         return
-    src = root_global_rank(pg, src, group_src)
+    root = collective_root(pg, src, group_src, "broadcast")
     if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
-        raise ValueError("scatter_object_output_list must be a list with at least one element")
-    is_src = pg.rank() == group_rank_of(pg, src, "src")
-    if is_src and (scatter_object_input_list is None or len(scatter_object_input_list) != pg.size()):
-        raise ValueError(f"scatter_object_input_list must hold {pg.size()} objects on the src rank")
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    is_src = pg.rank() == root
+    if is_src and scatter_object_input_list is None:
+        raise ValueError("source rank must provide non-None scatter_object_input_list")
+    if is_src and len(scatter_object_input_list) != pg.size():
+        raise RuntimeError(
+            f"ProcessGroupGloo::scatter: Incorrect input list size {len(scatter_object_input_list)}. "
+            f"Input list size should be {pg.size()}, same as size of the process group."
+        )
     payloads = [_to_bytes(o) for o in scatter_object_input_list] if is_src else []
     sizes = np.array([p.size for p in payloads] if is_src else [0] * pg.size(), np.int64)
-    c.broadcast(sizes, src, group)
+    c.broadcast(sizes, group=group, group_src=root)
     width = int(sizes.max())
     mine = np.empty(width, np.uint8)
-    c.scatter(mine, [_padded(p, width) for p in payloads] if is_src else None, src, group)
+    c.scatter(mine, [_padded(p, width) for p in payloads] if is_src else None, group=group, group_src=root)
     scatter_object_output_list[0] = _from_bytes(mine[: sizes[pg.rank()]])
 
 

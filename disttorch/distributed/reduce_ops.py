@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .._dtype import FLOAT_KINDS
+from .._dtype import FLOAT_KINDS, scalar_type_name
 
 __all__ = ["ReduceOp", "reduce_op", "supports_complex"]
 
@@ -66,6 +66,7 @@ class ReduceOp(enum.Enum):
             )
         if self is ReduceOp.AVG and dtype.kind not in FLOAT_KINDS + "c":
             raise RuntimeError(
+                f"result type Float can't be cast to the desired output type {scalar_type_name(dtype)}: "
                 f"ReduceOp.AVG needs a floating-point tensor, got {dtype}; "
                 "use ReduceOp.SUM and divide, or convert to a float dtype"
             )

@@ -38,6 +38,7 @@ CASES = {
         "unknown dtype 'flo@t32'",
     ),
     "not JSON": (b"\xff\x00garbage", "is not a distributed checkpoint's metadata"),
+    "a pickle, as PyTorch's": (b"\x80\x04\x95garbage", "is a pickle, as PyTorch writes"),
     "JSON nested too deep": (b"[" * 100000 + b"]" * 100000, "is not a distributed checkpoint's metadata"),
 }
 

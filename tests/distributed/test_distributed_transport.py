@@ -95,5 +95,10 @@ def test_reduce_op_ufuncs():
     assert ReduceOp.MAX.ufunc(np.bool_) is np.logical_or
     with pytest.raises(RuntimeError, match="AVG needs a floating-point"):
         ReduceOp.AVG.ufunc(np.int64)
+    # PyTorch's gloo words first (its all_reduce of a bool or integer tensor with AVG)
+    with pytest.raises(
+        RuntimeError, match="^result type Float can't be cast to the desired output type Bool: "
+    ):
+        ReduceOp.AVG.ufunc(np.bool_)
     with pytest.raises(RuntimeError, match="Cannot use ReduceOp.BAND with non-integral"):
         ReduceOp.BAND.ufunc(np.float64)

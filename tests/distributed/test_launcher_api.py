@@ -148,3 +148,21 @@ def test_record_copies_a_failed_childs_error_file_as_pytorchs(tmp_path, monkeypa
     from disttorch.distributed.elastic.multiprocessing import errors as ours
 
     assert parent_file(ours) == parent_file(theirs)
+
+
+def test_error_handler_is_public_and_writes_pytorchs_error_file(tmp_path, monkeypatch):
+    # ErrorHandler and get_error_handler could not be imported (a program importing them failed)
+    from disttorch.distributed.elastic.multiprocessing.errors import ErrorHandler, get_error_handler
+
+    path = tmp_path / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(path))
+    handler = get_error_handler()
+    assert isinstance(handler, ErrorHandler)
+    handler.initialize()
+    try:
+        raise ValueError("bad input")
+    except ValueError as e:
+        handler.record_exception(e)
+    message = json.loads(path.read_text())["message"]
+    assert message["message"] == "ValueError: bad input"
+    assert "raise ValueError" in message["extraInfo"]["py_callstack"]

@@ -16,7 +16,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from . import _format, metadata
 from .api import CheckpointException
+from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
+from .metadata import BytesStorageMetadata, ChunkStorageMetadata, Metadata, TensorStorageMetadata
 from .state_dict_loader import load, load_state_dict
 from .state_dict_saver import AsyncCheckpointerType, async_save, save, save_state_dict
 
@@ -30,6 +33,12 @@ __all__ = [
     "load_state_dict",
     "FileSystemWriter",
     "FileSystemReader",
+    "Metadata",
+    "BytesStorageMetadata",
+    "ChunkStorageMetadata",
+    "TensorStorageMetadata",
+    "DefaultLoadPlanner",
+    "DefaultSavePlanner",
 ]
 
 
@@ -52,7 +61,17 @@ class FileSystemWriter:
 
 @dataclass
 class FileSystemReader:
-    """Where :func:`load` reads."""
+    """Where :func:`load` reads; :meth:`read_metadata` says what the checkpoint holds."""
 
     path: str | os.PathLike
     _extension_registry: Any = None
+
+    @property
+    def checkpoint_id(self) -> str | os.PathLike:
+        """The checkpoint's directory, as given."""
+        return self.path
+
+    def read_metadata(self) -> Metadata:
+        """The checkpoint's keys with their sizes, dtypes and pieces (a directory that is not
+        a checkpoint raises ``FileNotFoundError``, a malformed ``.metadata`` ``ValueError``)."""
+        return metadata.from_checkpoint(_format.read_metadata(os.fspath(self.path)), self.path)

@@ -250,6 +250,12 @@ def read_metadata(directory: str) -> dict:
         raise FileNotFoundError(f"{directory} is not a distributed checkpoint: it has no {METADATA} file")
     with open(path, "rb") as f:
         data = f.read()
+    if data[:1] == b"\x80":  # a pickle's first byte: PyTorch's own .metadata
+        raise ValueError(
+            f"{path} is a pickle, as PyTorch writes a checkpoint's metadata: disttorch reads the "
+            "checkpoints it writes and never unpickles one (it could run code); convert it with "
+            "PyTorch's torch.distributed.checkpoint.format_utils.dcp_to_torch_save and torch.load the file"
+        )
     try:
         metadata = json.loads(data)
     except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deep

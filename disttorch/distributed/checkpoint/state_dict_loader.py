@@ -97,14 +97,16 @@ def load(
     layout changed), plain values are replaced. Every rank of ``process_group`` (default: the
     world) must call it: keys absent from the checkpoint, or of another shape, on any rank
     make every rank raise ``CheckpointException`` (its ``failures`` name them, by rank) before
-    anything is overwritten. A
+    anything is overwritten; with ``planner=DefaultLoadPlanner(allow_partial_load=True)``
+    absent keys are left as they are. A
     top-level ``Stateful`` value is loaded through its ``state_dict()``, then given the
     result with ``load_state_dict``. This process's background saves into the directory
     finish first."""
     directory = checkpoint_directory(checkpoint_id, storage_reader)
     wait_for_background_saves(directory)
     stateful = stateful_to_state_dict(state_dict)
-    _load_in_place(stateful, directory, process_group, no_dist)
+    strict = not getattr(planner, "allow_partial_load", False)
+    _load_in_place(stateful, directory, process_group, no_dist, strict)
     for key, value in state_dict.items():
         if isinstance(value, Stateful):
             value.load_state_dict(stateful[key])
@@ -126,7 +128,13 @@ def load_state_dict(
         FutureWarning,
         stacklevel=2,
     )
-    load(state_dict, storage_reader=storage_reader, process_group=process_group, no_dist=no_dist)
+    load(
+        state_dict,
+        storage_reader=storage_reader,
+        planner=planner,
+        process_group=process_group,
+        no_dist=no_dist,
+    )
 
 
 def _spec_of(metadata: dict, key: str, shape: tuple) -> dict:
@@ -142,12 +150,15 @@ def _spec_of(metadata: dict, key: str, shape: tuple) -> dict:
     return spec
 
 
-def _plan(state_dict: dict, metadata: dict) -> list[tuple[Any, Any, Any, dict | None]]:
+def _plan(state_dict: dict, metadata: dict, strict: bool) -> list[tuple[Any, Any, Any, dict | None]]:
     """Every leaf of ``state_dict`` to load, as ``(container, index, value, spec)`` (``spec``:
     the checkpoint's entry of a tensor, ``None`` for a plain value); raises on the first key
-    the checkpoint lacks or holds with another shape, as PyTorch's planner."""
+    the checkpoint holds with another shape, or lacks (unless not ``strict``: then the key
+    is left out), as PyTorch's planner."""
     plan = []
     for key, (container, index) in flatten(state_dict).items():
+        if not strict and key not in metadata["tensors"] and key not in metadata["plain"]:
+            continue
         value = container[index]
         spec = None
         if isinstance(value, (ShardedTensor, Tensor)):
@@ -169,12 +180,12 @@ def _every_failure(failure: Any, process_group: Any, no_dist: bool) -> dict:
     return {r: failed for r, failed in enumerate(every) if failed is not None}
 
 
-def _load_in_place(state_dict: dict, directory: str, process_group: Any, no_dist: bool) -> None:
+def _load_in_place(state_dict: dict, directory: str, process_group: Any, no_dist: bool, strict: bool) -> None:
     metadata = read_metadata(directory)
     # every file is checked against the metadata before any tensor is overwritten
     files = {r: read_pieces(directory, r, save_id) for r, save_id in enumerate(metadata.get("save_ids", ()))}
     plan: list = []
-    failure = attempt(lambda: plan.extend(_plan(state_dict, metadata)))
+    failure = attempt(lambda: plan.extend(_plan(state_dict, metadata, strict)))
     raise_failures(_every_failure(failure, process_group, no_dist), "load")
     for key, container, index, spec in plan:
         value = container[index]

@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["ChildFailedError", "ProcessFailure", "record"]
+__all__ = ["ChildFailedError", "ErrorHandler", "ProcessFailure", "get_error_handler", "record"]
 
 _R = TypeVar("_R")
 
@@ -39,7 +39,7 @@ def record(fn: Callable[..., _R], error_handler: Any = None) -> Callable[..., _R
     ``sys.exit(0)`` inside it returns None. ``error_handler``: an object with PyTorch's
     ``ErrorHandler`` methods (``initialize``, ``record_exception``, ``dump_error_file``) to
     use instead."""
-    handler = error_handler if error_handler is not None else _ErrorHandler()
+    handler = error_handler if error_handler is not None else get_error_handler()
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> _R | None:
@@ -65,8 +65,8 @@ def record(fn: Callable[..., _R], error_handler: Any = None) -> Callable[..., _R
 _NOT_AVAILABLE = "<N/A>"
 
 
-class _ErrorHandler:
-    """``@record``'s default handler: PyTorch's ``ErrorHandler`` with its file formats."""
+class ErrorHandler:
+    """``@record``'s default handler, as PyTorch's ``ErrorHandler``, with its file formats."""
 
     def initialize(self) -> None:
         """Nothing to set up (the launcher's bootstrap reports faults)."""
@@ -101,6 +101,11 @@ class _ErrorHandler:
             os.remove(path)
         with open(path, "w") as f:
             f.write(json.dumps(rootcause))
+
+
+def get_error_handler() -> ErrorHandler:
+    """The handler ``@record`` uses when given none (a new :class:`ErrorHandler`)."""
+    return ErrorHandler()
 
 
 @dataclasses.dataclass
