@@ -62,6 +62,11 @@ def _root_grads(outputs: list, grad_outputs: list) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of "
                 f"{g.shape} and output[{i}] has a shape of {out.shape}."
             )
+        elif g.dtype.is_complex != out.dtype.is_complex:
+            raise RuntimeError(
+                "For complex Tensors, both grad_output and output are required to have the same dtype. "
+                f"Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has a dtype of {out.dtype}."
+            )
         grads.append(g)
     return grads
 

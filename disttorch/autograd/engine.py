@@ -270,7 +270,9 @@ def _run(
 
     buffers: dict[Node, list] = {}
     shared_ids: set[int] = set()
-    for (node, nr), g in zip(root_edges, grad_roots):
+    for root, (node, nr), g in zip(roots, root_edges, grad_roots):
+        if isinstance(root, Tensor) and g is not None and g.dtype != root.dtype:
+            g = g.to(root.dtype)  # a root's gradient in its dtype, as the ops after it would give
         buf = buffers.setdefault(node, [None] * node._n_outputs)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
         shared_ids.add(id(buf[nr]))

@@ -29,6 +29,7 @@ from ._script_module import (
     TopLevelTracedModule,
     TracedModule,
     script_view,
+    traced_output,
 )
 
 __all__ = [
@@ -91,7 +92,10 @@ def trace(
     runs it: once, and with ``check_trace`` four more times without grad (the check
     re-traces and compares). Return a traced module for an ``nn.Module``, else ``func``
     unchanged: it computes what the traced version would (including data-dependent control
-    flow, which a real trace would freeze)."""
+    flow, which a real trace would freeze). An output a trace cannot record (a number,
+    ``None``, a dict under ``strict``) is refused with PyTorch's error; a traced module
+    returns its outputs in a trace's containers (a named tuple as a tuple, a dict subclass
+    as a dict)."""
     _deprecated("torch.jit.trace", "Please switch to `torch.compile` or `torch.export`.")
     if not callable(func):
         raise RuntimeError(f"torch.jit.trace expects a function or an nn.Module, got {type(func).__name__}")  # noqa: TRY004
@@ -104,13 +108,15 @@ def trace(
         if isinstance(example_inputs, tuple)
         else (() if example_inputs is None else (example_inputs,))
     )
-    func(*args, **(example_kwarg_inputs or {}))
+    traced_output(func(*args, **(example_kwarg_inputs or {})), strict)
     if check_trace:
         with no_grad():
             for _ in range(4):
                 func(*args, **(example_kwarg_inputs or {}))
     if isinstance(func, Module) and not isinstance(func, ScriptModule):
-        return script_view(func, TopLevelTracedModule, TracedModule)
+        traced = script_view(func, TopLevelTracedModule, TracedModule)
+        traced.__dict__["_trace_strict"] = strict
+        return traced
     return func
 
 

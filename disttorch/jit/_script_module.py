@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Callable
 
 from .._module_archive import SCRIPT_MODULE
 from .._module_archive import write as write_archive
+from .._tensor import Tensor
 from ..nn.modules.module import Module
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "is_view",
     "original_module",
     "script_view",
+    "traced_output",
 ]
 
 
@@ -37,6 +39,15 @@ class ScriptModule(Module):
     loads."""
 
     original_name: str
+    #: a trace's ``strict``, on the module ``trace`` returned (kept by ``save``/``load`` and
+    #: ``freeze``): its outputs come back in the containers a trace records
+    #: (``traced_output``: a named tuple as a tuple, a dict subclass such as transformers'
+    #: ``ModelOutput`` as a dict); None for a module that was not traced
+    _trace_strict: bool | None = None
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        out = super().forward(*args, **kwargs)
+        return out if self._trace_strict is None else traced_output(out, self._trace_strict)
 
     def extra_repr(self) -> str:
         return f"original_name={self.original_name}"
@@ -67,6 +78,35 @@ class TracedModule(ScriptModule):
 
 class TopLevelTracedModule(TracedModule):
     """What ``torch.jit.trace(module, inputs)`` returns."""
+
+
+_DICT_OUTPUT = (
+    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this is "
+    "only valid if the container structure does not change based on the module's inputs. Consider "
+    "using a constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a "
+    "`NamedTuple` instead). If you absolutely need this and know the side effects, pass strict=False "
+    "to trace() to allow this behavior."
+)
+
+
+def traced_output(value: Any, strict: bool) -> Any:
+    """``value`` in the containers PyTorch's trace gives back: tensors as they are, tuples
+    (named ones too) as tuples, lists as lists, dicts (and dict subclasses) as dicts when not
+    ``strict``. Anything else is refused with PyTorch's errors."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, tuple):
+        return tuple(traced_output(v, strict) for v in value)
+    if isinstance(value, list):
+        return [traced_output(v, strict) for v in value]
+    if isinstance(value, dict):
+        if strict:
+            raise RuntimeError(_DICT_OUTPUT)
+        return {k: traced_output(v, strict) for k, v in value.items()}
+    raise RuntimeError(
+        "Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced "
+        f"functions (got {type(value).__name__})"
+    )
 
 
 _VIEW_CLASSES: dict[tuple[type, type], type] = {}

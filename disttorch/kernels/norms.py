@@ -165,15 +165,23 @@ def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarra
 
 
 def layer_norm_backward_16_bit(
-    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, w: np.ndarray | None, low: np.dtype
+    g: np.ndarray,
+    x: np.ndarray,
+    mean: np.ndarray,
+    rstd: np.ndarray,
+    w: np.ndarray | None,
+    low: np.dtype,
+    mixed: bool = False,
 ) -> tuple:
-    """PyTorch's CPU layer-norm backward for bfloat16/float16 inputs and parameters, on
-    float32 copies of ``g``, ``x`` ``(R, D)`` and ``w`` ``(D,)``: it reads the row statistics
-    ``mean``/``rstd`` ``(R, 1)`` as saved in the 16-bit dtype ``low``, and sums the weight
-    and bias gradients over the rows of each thread's share in a ``low`` buffer (rounded
-    after every row), the threads' buffers then added. Returns float32 ``(gx, gw, gb)``."""
-    mean = astype(astype(mean, low), np.float32)
-    a = astype(astype(rstd, low), np.float32)
+    """PyTorch's CPU layer-norm backward for bfloat16/float16 inputs, on float32 copies of
+    ``g``, ``x`` ``(R, D)`` and ``w`` ``(D,)``: it sums the weight and bias gradients over the
+    rows of each thread's share in a ``low`` buffer (rounded after every row), the threads'
+    buffers then added in float32. With 16-bit parameters it reads the row statistics
+    ``mean``/``rstd`` ``(R, 1)`` as saved in ``low`` and rounds the sums to ``low``; with
+    float32 parameters (``mixed``) both stay float32. Returns float32 ``(gx, gw, gb)``."""
+    if not mixed:
+        mean = astype(astype(mean, low), np.float32)
+    a = rstd if mixed else astype(astype(rstd, low), np.float32)
     gw_rows = g * (a * x + (-a * mean))  # dy * (a x + b), b = -a mean
     scale = np.float32(1.0 / x.shape[1])
     gg = g * w if w is not None else g
@@ -182,13 +190,15 @@ def layer_norm_backward_16_bit(
     b = (db * mean - ds) * a * a * a * scale
     c = -b * mean - db * a * scale
     gx = a * gg + b * x + c
-    return gx, _thread_buffers_sum(gw_rows, low), _thread_buffers_sum(g, low)
+    final = None if mixed else low
+    return gx, _thread_buffers_sum(gw_rows, low, final), _thread_buffers_sum(g, low, final)
 
 
-def _thread_buffers_sum(rows: np.ndarray, low: np.dtype) -> np.ndarray:
+def _thread_buffers_sum(rows: np.ndarray, low: np.dtype, final: np.dtype | None = None) -> np.ndarray:
     """The column sums of ``rows`` as PyTorch's reduced-precision norm backward makes them:
     the rows split in one contiguous share per thread, each share summed row after row
-    into a buffer of dtype ``low``, and the buffers added in float32 and rounded."""
+    into a buffer of dtype ``low``, and the buffers added in float32 (then rounded to
+    ``final`` when given)."""
     n = len(rows)
     threads = max(1, min(get_num_threads(), n))
     chunk = -(-n // threads) if n else 1
@@ -199,4 +209,4 @@ def _thread_buffers_sum(rows: np.ndarray, low: np.dtype) -> np.ndarray:
             acc += row
             acc = astype(astype(acc, low), np.float32)
         total += acc
-    return astype(astype(total, low), np.float32)
+    return total if final is None else astype(astype(total, final), np.float32)

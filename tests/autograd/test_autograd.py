@@ -43,6 +43,32 @@ def test_backward_with_gradient_argument_and_non_scalar_error():
         torch.tensor(1.0).backward()
 
 
+def test_root_gradient_is_cast_to_its_outputs_dtype():
+    # a float32 gradient for a bfloat16 output ran the pass in float32: the broadcast sum gave
+    # 3.015625 (PyTorch's engine casts it first: three bfloat16 ones give 3), hooks saw float32
+    x = leaf([0.0], dtype=torch.bfloat16)
+    y = x + torch.zeros(3, dtype=torch.bfloat16)
+    seen = []
+    y.register_hook(lambda g: seen.append(g.dtype))
+    y.backward(torch.full((3,), 1.00390625))
+    assert x.grad.dtype == torch.bfloat16 and x.grad.tolist() == [3.0] and seen == [torch.bfloat16]
+    x = leaf([1.0, 2.0])
+    (g,) = torch.autograd.grad(x * 2, x, torch.tensor([1, 2]))
+    assert g.dtype == torch.float32 and g.tolist() == [2.0, 4.0]
+
+
+def test_complex_root_gradient_of_a_real_output_is_refused():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(
+        RuntimeError,
+        match=r"grad_output\[0\] has a dtype of \w+.complex64 and output\[0\] has a dtype of \w+.float32",
+    ):
+        (x * 2).backward(torch.ones(2, dtype=torch.complex64))
+    z = leaf([1.0, 2.0], dtype=torch.complex64)
+    with pytest.raises(RuntimeError, match="For complex Tensors, both grad_output and output"):
+        torch.autograd.grad(z * 2, z, torch.ones(2))
+
+
 def test_gradients_accumulate_across_passes():
     x = leaf([1.0, 2.0])
     (x * x).sum().backward()

@@ -53,6 +53,20 @@ def test_extras_are_read_back(tmp_path):
     assert 'tensor_name: "emb:00000"' in open(os.path.join(tmp_path, "projector_config.pbtxt")).read()
 
 
+def test_add_graph_logs_step1_run_metadata_as_pytorch(tmp_path):
+    # only the graph was written: TensorBoard listed no run metadata for the graph dashboard
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(dt.nn.Linear(2, 1), dt.randn(3, 2))
+    acc = EventAccumulator(str(tmp_path))
+    acc.Reload()
+    assert acc.Tags()["run_metadata"] == ["step1"]
+    stats = acc.RunMetadata("step1").step_stats
+    assert [d.device for d in stats.dev_stats] == ["/device:CPU:0"]
+    assert not stats.dev_stats[0].node_stats
+
+
 def _graph_facts(graph_def) -> list:
     """Each node of an ``add_graph`` graph as a TensorBoard user sees it: an input or output
     by name, an operation by its scope, op and output shapes (PyTorch's constants left out)."""

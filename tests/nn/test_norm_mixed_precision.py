@@ -83,15 +83,16 @@ def test_matches_torch(name, args, shape):
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=0.02)
 
 
-def _layer_norm_16_bit(lib, low: str, threads: int) -> list:
-    """LayerNorm with 16-bit input and parameters: output and the three gradients."""
+def _layer_norm_16_bit(lib, low: str, threads: int, mixed: bool = False) -> list:
+    """LayerNorm with 16-bit input and parameters (float32 ones when ``mixed``): output and
+    the three gradients."""
     before = lib.get_num_threads()
     lib.set_num_threads(threads)
     try:
         g = np.random.default_rng(1)
         dt = getattr(lib, low)
         x = lib.tensor(g.standard_normal((16, 6, 8)).astype(np.float32)).to(dt).requires_grad_()
-        m = lib.nn.LayerNorm(8).to(dt)
+        m = lib.nn.LayerNorm(8) if mixed else lib.nn.LayerNorm(8).to(dt)
         with lib.no_grad():
             m.weight.copy_(lib.tensor(g.standard_normal(8).astype(np.float32)))
             m.bias.copy_(lib.tensor(g.standard_normal(8).astype(np.float32)))
@@ -120,12 +121,30 @@ def test_16_bit_layer_norm_sums_parameter_grads_in_a_16_bit_buffer_per_thread():
     assert not np.array_equal(g[3], disttorch.tensor(rows.sum(0)).bfloat16().float().numpy())
 
 
+def test_16_bit_layer_norm_with_float32_parameters_sums_their_grads_in_a_16_bit_buffer():
+    # the float32 parameters' gradients were exact float32 sums over the rows (the layer ran
+    # on a float32 copy of the input); PyTorch's kernel adds each row into a bfloat16 buffer
+    g = _layer_norm_16_bit(disttorch, "bfloat16", 1, mixed=True)
+    dy = np.random.default_rng(1)
+    dy.standard_normal((16, 6, 8)), dy.standard_normal(8), dy.standard_normal(8)
+    rows = (
+        disttorch.tensor(dy.standard_normal((16, 6, 8)).astype(np.float32)).bfloat16().float().reshape(96, 8)
+    )
+    acc = disttorch.zeros(8, dtype=disttorch.bfloat16)
+    for r in rows:
+        acc = (acc.float() + r).bfloat16()
+    np.testing.assert_array_equal(g[3], acc.float().numpy())
+    assert not np.array_equal(g[3], rows.sum(0).numpy())
+
+
 @pytest.mark.parity
+@pytest.mark.parametrize("mixed", [False, True])
 @pytest.mark.parametrize("low", ["bfloat16", "float16"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_16_bit_layer_norm_gradients_match_torch(low, threads):
+def test_16_bit_layer_norm_gradients_match_torch(low, threads, mixed):
     torch = pytest.importorskip("torch")
-    ours, theirs = _layer_norm_16_bit(disttorch, low, threads), _layer_norm_16_bit(torch, low, threads)
+    ours = _layer_norm_16_bit(disttorch, low, threads, mixed)
+    theirs = _layer_norm_16_bit(torch, low, threads, mixed)
     for a, b in zip(ours[2:], theirs[2:]):  # weight, bias: bit for bit (a float16 ulp here and there)
         np.testing.assert_allclose(a, b, rtol=2e-3 if low == "float16" else 0, atol=0)
     for a, b in zip(ours[:2], theirs[:2]):  # output, input gradient: an ulp on a few entries

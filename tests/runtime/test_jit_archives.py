@@ -164,3 +164,74 @@ def test_a_pytorch_torchscript_archive_is_refused_by_name(torch, tmp_path):
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), tmp_path / "ts.pt")
     with pytest.raises(RuntimeError, match="PyTorch TorchScript archive, which disttorch cannot run"):
         dt.jit.load(tmp_path / "ts.pt")
+
+
+class _Out(dict):
+    """A dict subclass output, as transformers' ``ModelOutput``."""
+
+
+def _outputs(T):
+    class Outputs(T.nn.Module):
+        def __init__(self, make):
+            super().__init__()
+            self.make = make
+
+        def forward(self, x):
+            return self.make(T, x)
+
+    return Outputs
+
+
+_MAKERS = {
+    "namedtuple": lambda T, x: (x + T.zeros(2, 2)).max(0),
+    "list": lambda T, x: [x, x * 2],
+    "dict": lambda T, x: _Out(a=x, b=x + 1),
+    "none": lambda T, x: (x, None),
+}
+
+
+def _described(value):
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [_described(v) for v in value])
+    if isinstance(value, dict):
+        return (type(value).__name__, {k: _described(v) for k, v in value.items()})
+    return "tensor" if hasattr(value, "shape") else repr(value)
+
+
+def _traced(T, make, strict, tmp_path=None):
+    try:
+        traced = T.jit.trace(_outputs(T)(make), T.ones(2), strict=strict)
+    except RuntimeError as e:
+        return str(e).split(" can be output")[0].split(" might cause")[0]
+    outs = [traced(T.ones(2))]
+    if tmp_path is not None:  # a saved and loaded trace returns the same containers
+        T.jit.save(traced, str(tmp_path / "t.pt"))
+        outs.append(T.jit.load(str(tmp_path / "t.pt"))(T.ones(2)))
+        outs.append(T.jit.freeze(traced.eval())(T.ones(2)))
+    return [_described(o) for o in outs]
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("name", sorted(_MAKERS))
+def test_a_traced_module_returns_a_traces_containers(name, strict, tmp_path):
+    # the module's own containers came back (transformers' ModelOutput, not a dict), and a
+    # dict under strict, or None, was traced without PyTorch's error
+    ours = _traced(dt, _MAKERS[name], strict, tmp_path)
+    expected = {
+        "namedtuple": ("tuple", ["tensor", "tensor"]),
+        "list": ("list", ["tensor", "tensor"]),
+        "dict": "Encountering a dict at the output of the tracer"
+        if strict
+        else ("dict", {"a": "tensor", "b": "tensor"}),
+        "none": "Only tensors, lists, tuples of tensors, or dictionary of tensors",
+    }[name]
+    assert ours == (expected if isinstance(expected, str) else [expected] * 3)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("name", ["namedtuple", "list", "none"])
+def test_traced_containers_as_pytorch(torch, name, strict):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _traced(dt, _MAKERS[name], strict) == _traced(torch, _MAKERS[name], strict)

@@ -555,12 +555,12 @@ class LayerNormFn(Function):
     }
 
     @staticmethod
-    def forward(ctx, input, weight, bias, ndim, eps, low=None):
+    def forward(ctx, input, weight, bias, ndim, eps, low=None, mixed=False):
         x = input._data
         d = math.prod(x.shape[x.ndim - ndim :])
         rows = x.reshape(math.prod(x.shape[: x.ndim - ndim]), d)  # (no -1: d may be 0)
         rows = rows if low is None else astype(rows, np.float32)
-        ctx.ndim, ctx.eps, ctx.bias, ctx.low = ndim, eps, bias, low
+        ctx.ndim, ctx.eps, ctx.bias, ctx.low, ctx.mixed = ndim, eps, bias, low, mixed
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
         exact = None
@@ -596,7 +596,7 @@ class LayerNormFn(Function):
                 gx.reshape(x.shape) if need_x else None,
                 (g_rows * xhat).sum(0).reshape(param_shape) if need_w else None,
                 g_rows.sum(0).reshape(param_shape) if need_b else None,
-            ) + (None,) * 3
+            ) + (None,) * 4
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
@@ -657,7 +657,7 @@ class LayerNormFn(Function):
             jvp=jvp,
             batched=None if ctx.low is not None else batched,
         )
-        return gx, gw, gb, None, None, None
+        return gx, gw, gb, None, None, None, None
 
 
 def _layer_norm_input_grad(
@@ -696,12 +696,12 @@ def _f32(t: Tensor, low: np.dtype | None) -> np.ndarray:
 
 
 def _layer_norm_grads_16_bit(ctx: LayerNormFn, weight: Tensor | None, g2: np.ndarray, shape: tuple) -> tuple:
-    """``layer_norm``'s gradients for 16-bit input and parameters, as PyTorch's CPU kernel
-    (:func:`kernels.norms.layer_norm_backward_16_bit`)."""
+    """``layer_norm``'s gradients for a 16-bit input (with parameters of its dtype, or
+    float32 ones), as PyTorch's CPU kernel (:func:`kernels.norms.layer_norm_backward_16_bit`)."""
     x = astype(ctx.inputs[0]._data.reshape(g2.shape), np.float32)
     w = _f32(weight, ctx.low).reshape(-1) if weight is not None else None
     mean = x.mean(1, keepdims=True)
-    gx, gw, gb = layer_norm_backward_16_bit(astype(g2, np.float32), x, mean, ctx.rstd, w, ctx.low)
+    gx, gw, gb = layer_norm_backward_16_bit(astype(g2, np.float32), x, mean, ctx.rstd, w, ctx.low, ctx.mixed)
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     param_shape = weight._data.shape if weight is not None else shape[len(shape) - ctx.ndim :]
     return (
@@ -736,8 +736,6 @@ def layer_norm(
     shape = (
         (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     )
-    if _mixed_precision(input, weight, bias):
-        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     x = input._data
     if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape) :]) != tuple(shape):
         raise RuntimeError(
@@ -745,7 +743,9 @@ def layer_norm(
             f"[*, {', '.join(map(str, shape))}], but got input of size"
             f"{list(x.shape)}"
         )
-    _check_param_dtypes(x, (weight, "weight"), (bias, "bias"))
+    mixed = _mixed_precision(input, weight, bias)  # a 16-bit input with float32 parameters
+    if not mixed:
+        _check_param_dtypes(x, (weight, "weight"), (bias, "bias"))
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None:
             if tuple(t._data.shape) != tuple(shape):
@@ -755,7 +755,7 @@ def layer_norm(
                     f"normalized_shape = {list(shape)}"
                 )
     low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None  # bfloat16, float16
-    return LayerNormFn.apply(input, weight, bias, len(shape), eps, low)
+    return LayerNormFn.apply(input, weight, bias, len(shape), eps, low, mixed)
 
 
 class GroupNormFn(Function):

@@ -12,6 +12,9 @@ are ``IO Node``s named after ``forward``'s parameters (``input/x``), the outputs
 ``output/output.1``, ... Differences from PyTorch's: node names end in the operator's name,
 not TorchScript's value numbers, and numbers and other constants an operation takes are not
 drawn (PyTorch's ``prim::Constant``/``prim::ListConstruct`` nodes).
+
+``graph`` pairs the ``GraphDef`` with the run metadata PyTorch logs beside it: step statistics
+with one CPU device and no timings (TensorBoard lists it as the run ``step1``).
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import inspect
 from typing import Any, Callable
 
 from tensorboard.compat.proto.attr_value_pb2 import AttrValue
+from tensorboard.compat.proto.config_pb2 import RunMetadata
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 from tensorboard.compat.proto.node_def_pb2 import NodeDef
+from tensorboard.compat.proto.step_stats_pb2 import DeviceStepStats, StepStats
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.compat.proto.versions_pb2 import VersionDef
 
@@ -30,7 +35,7 @@ from ...autograd import grad_mode
 from ...overrides import TorchFunctionMode
 from .._pytree import tree_leaves
 
-__all__ = ["module_graph"]
+__all__ = ["graph", "module_graph"]
 
 
 def _shapes(tensors: list[Tensor]) -> AttrValue:
@@ -168,3 +173,10 @@ def module_graph(model: Any, input_to_model: Any) -> GraphDef:
             ),
         )
     return GraphDef(node=recorder.nodes, versions=VersionDef(producer=22))
+
+
+def graph(model: Any, input_to_model: Any) -> tuple[GraphDef, RunMetadata]:
+    """``module_graph`` and its run metadata (one CPU device, no step timings), the pair
+    ``FileWriter.add_graph`` writes, as PyTorch's ``_pytorch_graph.graph`` returns it."""
+    stats = StepStats(dev_stats=[DeviceStepStats(device="/device:CPU:0")])
+    return module_graph(model, input_to_model), RunMetadata(step_stats=stats)

@@ -15,14 +15,14 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from . import media as _media
 from . import mesh_video as _mesh_video
 from . import summary as _summary
 from .embedding import write_embedding
-from .graph import module_graph
+from .graph import graph
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -48,6 +48,14 @@ class FileWriter:
         self, summary: Any, global_step: int | None = None, walltime: float | None = None
     ) -> None:
         self.add_event(Event(summary=summary), global_step, walltime)
+
+    def add_graph(self, graph_profile: tuple, walltime: float | None = None) -> None:
+        """Write a ``(GraphDef, RunMetadata)`` pair: the graph, then its run metadata tagged
+        ``step1`` (TensorBoard's graph dashboard offers it as a run to show)."""
+        graph_def, run_metadata = graph_profile
+        self.add_event(Event(graph_def=graph_def.SerializeToString()), None, walltime)
+        tagged = TaggedRunMetadata(tag="step1", run_metadata=run_metadata.SerializeToString())
+        self.add_event(Event(tagged_run_metadata=tagged), None, walltime)
 
     def flush(self) -> None:
         self.event_writer.flush()
@@ -394,8 +402,7 @@ class SummaryWriter:
         """Log the graph of the operators ``model`` runs on ``input_to_model`` (run once,
         without gradients), in its modules' scopes, as PyTorch's trace draws it (see
         ``tensorboard.graph`` for what differs)."""
-        graph = module_graph(model, input_to_model)
-        self._get_file_writer().add_event(Event(graph_def=graph.SerializeToString()))
+        self._get_file_writer().add_graph(graph(model, input_to_model))
 
     def flush(self) -> None:
         """Write every pending event to disk."""
