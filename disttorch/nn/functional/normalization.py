@@ -244,21 +244,42 @@ def _affine_jvp(
 
 
 def _float32_kernel(x: np.ndarray, *tensors: Tensor | None) -> bool:
-    """Whether PyTorch's float32 kernel for a contiguous input applies (``kernels/
-    torch_batch_norm.py``): a C-contiguous float32 input of at least one element, float32
-    parameters and running statistics (or none)."""
+    """Whether PyTorch's float32 kernels apply (``kernels/torch_batch_norm.py``): a float32
+    input of at least one element, contiguous or channels-last, float32 parameters and
+    running statistics (or none)."""
     return (
         x.dtype == np.float32
         and x.size > 0
-        and x.flags.c_contiguous
         and all(t is None or t._data.dtype == np.float32 for t in tensors)
+        and torch_batch_norm.channel_view(x) is not None
+    )
+
+
+def _kernel_grads(
+    ctx, x: np.ndarray, g: np.ndarray, weight: Tensor | None, mean, invstd, train: bool
+) -> tuple | None:
+    """PyTorch's float32 backward kernel's ``(grad_input, grad_weight, grad_bias)`` for the
+    input ``x`` when the output gradient ``g`` is laid out as ``x`` (PyTorch's condition
+    too); else None."""
+    x3, g3 = torch_batch_norm.channel_view(x), None
+    if g.dtype == np.float32 and g.shape == x.shape:
+        g3 = torch_batch_norm.channel_view(g)
+    if g3 is None or g3.shape != x3.shape:
+        return None
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    w = weight._data if weight is not None else None
+    gx, gw, gb = torch_batch_norm.backward(x3, g3, mean, invstd, w, train, need_x)
+    return (
+        torch_batch_norm.from_view(gx, x.shape) if need_x else None,
+        gw if need_w else None,
+        gb if need_b else None,
     )
 
 
 def _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps) -> np.ndarray:
-    """Training-mode batch norm of a contiguous float32 input with PyTorch's roundings: its
-    statistics, running update and fused affine map (``kernels/torch_batch_norm.py``)."""
-    x3 = _ncm(x)
+    """Training-mode batch norm of a float32 input with PyTorch's roundings: its statistics,
+    running update and fused affine map (``kernels/torch_batch_norm.py``)."""
+    x3 = torch_batch_norm.channel_view(x)
     mean, var_sum = torch_batch_norm.train_stats(x3)
     rm = running_mean._data if running_mean is not None else None
     rv = running_var._data if running_var is not None else None
@@ -267,10 +288,9 @@ def _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentu
     for t in (running_mean, running_var):
         if t is not None:
             t._bump_version()
-    ctx.xc = (x3 - mean[:, None]).reshape(x.shape)
-    ctx.invstd = invstd
+    ctx.mean, ctx.invstd = mean, invstd
     params = [t._data if t is not None else None for t in (weight, bias)]
-    return torch_batch_norm.affine(x3, mean, invstd, *params).reshape(x.shape)
+    return torch_batch_norm.from_view(torch_batch_norm.affine(x3, mean, invstd, *params), x.shape)
 
 
 class BatchNormTrain(Function):
@@ -293,7 +313,8 @@ class BatchNormTrain(Function):
                 x, weight, bias, running_mean, running_var, momentum, eps
             )
             return out
-        if _float32_kernel(x, weight, bias, running_mean, running_var):
+        ctx.kernel = kernel = _float32_kernel(x, weight, bias, running_mean, running_var)
+        if kernel:
             return _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps)
         mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
@@ -324,6 +345,12 @@ class BatchNormTrain(Function):
                 return batch_norm_16_bit_backward(
                     g, x, weight, ctx.mean, ctx.invstd, ctx.needs_input_grad[:3]
                 )
+            if ctx.kernel:
+                found = _kernel_grads(ctx, ctx.inputs[0]._data, g, weight, ctx.mean, ctx.invstd, True)
+                if found is not None:
+                    return found
+                x = ctx.inputs[0]._data
+                ctx.xc = x - ctx.mean.reshape(channel_shape(x))
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             gx = (
@@ -360,14 +387,18 @@ class BatchNormEval(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):
         x = input._data
-        if _float32_kernel(x, weight, bias, running_mean, running_var):  # PyTorch's roundings
+        ctx.kernel = kernel = _float32_kernel(x, weight, bias, running_mean, running_var)
+        if kernel:  # PyTorch's roundings
             invstd = np.float32(1) / np.sqrt(running_var._data + np.float32(eps))
             params = [t._data if t is not None else None for t in (weight, bias)]
-            out = torch_batch_norm.affine(_ncm(x), running_mean._data, invstd, *params)
+            out = torch_batch_norm.affine(
+                torch_batch_norm.channel_view(x), running_mean._data, invstd, *params
+            )
             ctx.scale = invstd if weight is None else invstd * weight._data
             ctx.invstd, ctx.mean = invstd, running_mean._data.copy()
+            ctx.backward_invstd = torch_batch_norm.eval_invstd(running_var._data, eps)
             ctx.save_for_backward(input, weight)
-            return out.reshape(x.shape)
+            return torch_batch_norm.from_view(out, x.shape)
         invstd = 1.0 / np.sqrt(running_var._data + eps)
         scale = invstd if weight is None else invstd * weight._data
         shift = -running_mean._data * scale
@@ -396,6 +427,10 @@ class BatchNormEval(Function):
             ) + (None,) * 3
 
         def grads(g):
+            if ctx.kernel:
+                found = _kernel_grads(ctx, input._data, g, weight, ctx.mean, ctx.backward_invstd, False)
+                if found is not None:
+                    return found
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             g3 = _ncm(g)
             sum_g = np.einsum("ncm->c", g3, dtype=_accumulated(g.dtype))
