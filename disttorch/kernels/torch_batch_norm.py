@@ -44,6 +44,7 @@ import numpy as np
 
 from .jit import compiled
 from .threads import elementwise, get_num_threads, parallel_over
+from .torch_sum import dims_sum
 
 __all__ = [
     "affine",
@@ -239,6 +240,33 @@ def backward(
 
     parallel_over(x3.shape, part, skip=(2,))
     return out, grad_weight, grad_bias
+
+
+def backward_strided(
+    x: np.ndarray, g: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, train: bool, need_x: bool
+) -> tuple:
+    """:func:`backward` for an output gradient ``g`` (``(N, C, *)``, float32) laid out otherwise
+    than ``x`` (expanded, transposed, another memory format), as PyTorch's path for it: ``sum``
+    by PyTorch's ``sum`` over the other dims, ``dotp`` the float64 sum of the float32
+    products ``(x - mean) * dy``, the input gradient in two rounded passes,
+    ``gi = (x - mean) * k`` then ``(dy - grad_mean - gi) * invstd * w``."""
+    dims = (0,) + tuple(range(2, x.ndim))
+    per = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    count = x.size // x.shape[1]
+    grad_bias = dims_sum(g, dims, get_num_threads())
+    grad_bias = (np.add.reduce(g, axis=dims) if grad_bias is None else grad_bias).reshape(-1)
+    centred = x - mean.reshape(per)
+    dotp = np.add.reduce(centred * g, axis=dims, dtype=_F64)
+    grad_weight = (dotp * invstd).astype(_F32)
+    if not need_x:
+        return None, grad_weight, grad_bias
+    w = (np.ones(x.shape[1], _F32) if weight is None else weight).reshape(per)
+    if not train:
+        return g * invstd.reshape(per) * w, grad_weight, grad_bias
+    k = dotp.astype(_F32) * invstd * invstd / _F32(count)
+    grad_mean = grad_bias / _F32(count)
+    gx = (g - grad_mean.reshape(per)) - centred * k.reshape(per)
+    return gx * invstd.reshape(per) * w, grad_weight, grad_bias
 
 
 def _plane_sums(x3: np.ndarray, g3: np.ndarray, mean: np.ndarray) -> tuple:

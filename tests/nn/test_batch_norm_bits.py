@@ -86,3 +86,46 @@ def test_float32_batch_norm_grads_agree_with_float64(monkeypatch, jit):
             )
             for a, b in zip(ours, wide):
                 np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-4, err_msg=str((shape, training)))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_batch_norm_grads_of_another_layout_have_pytorchs_bits(torch, threads):
+    """An output gradient laid out otherwise than the input (channels-last against contiguous,
+    transposed, expanded, a mean's) takes PyTorch's strided path: its ``sum`` over dims."""
+    pytest.importorskip("numba")  # (PyTorch's order of a sum over dims is the compiled one's)
+    rng = np.random.default_rng(5)
+    before = (dt.get_num_threads(), torch.get_num_threads())
+    dt.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    layouts = {
+        "input channels-last": lambda lib, g: g,
+        "gradient channels-last": lambda lib, g: g.contiguous(memory_format=lib.channels_last),
+        "transposed": lambda lib, g: g.transpose(0, 3).contiguous().transpose(0, 3),
+        "expanded": lambda lib, g: g[:1].expand(*g.shape),
+        "mean": None,
+    }
+    try:
+        for name, layout in layouts.items():
+            x, g, params = _case(rng, (6, 10, 3, 5))
+            for training in (True, False):
+                results = []
+                for lib in (dt, torch):
+                    xt = lib.from_numpy(x.copy())
+                    if name == "input channels-last":
+                        xt = xt.contiguous(memory_format=lib.channels_last)
+                    xt.requires_grad_(True)
+                    w, b, rm, rv = (lib.from_numpy(a.copy()) for a in params)
+                    w.requires_grad_(True)
+                    b.requires_grad_(True)
+                    out = lib.nn.functional.batch_norm(xt, rm, rv, w, b, training=training)
+                    if layout is None:
+                        out.mean().backward()
+                    else:
+                        out.backward(layout(lib, lib.from_numpy(g)))
+                    results.append([t.grad.numpy() for t in (xt, w, b)])
+                for i, (a, b) in enumerate(zip(*results)):
+                    assert np.array_equal(a, b), (name, training, i)
+    finally:
+        dt.set_num_threads(before[0])
+        torch.set_num_threads(before[1])

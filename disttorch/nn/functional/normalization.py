@@ -257,23 +257,22 @@ def _float32_kernel(x: np.ndarray, *tensors: Tensor | None) -> bool:
 
 def _kernel_grads(
     ctx, x: np.ndarray, g: np.ndarray, weight: Tensor | None, mean, invstd, train: bool
-) -> tuple | None:
-    """PyTorch's float32 backward kernel's ``(grad_input, grad_weight, grad_bias)`` for the
-    input ``x`` when the output gradient ``g`` is laid out as ``x`` (PyTorch's condition
-    too); else None."""
-    x3, g3 = torch_batch_norm.channel_view(x), None
-    if g.dtype == np.float32 and g.shape == x.shape:
-        g3 = torch_batch_norm.channel_view(g)
-    if g3 is None or g3.shape != x3.shape:
-        return None
+) -> tuple:
+    """``(grad_input, grad_weight, grad_bias)`` of a float32 input ``x`` by PyTorch's kernels:
+    its vectorised one when the output gradient ``g`` is laid out as ``x`` (PyTorch's
+    condition), else its strided path."""
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     w = weight._data if weight is not None else None
-    gx, gw, gb = torch_batch_norm.backward(x3, g3, mean, invstd, w, train, need_x)
-    return (
-        torch_batch_norm.from_view(gx, x.shape) if need_x else None,
-        gw if need_w else None,
-        gb if need_b else None,
-    )
+    g = g.astype(np.float32, copy=False)  # (as PyTorch's engine casts it to the output's dtype)
+    x3, g3 = torch_batch_norm.channel_view(x), None
+    if g.shape == x.shape:
+        g3 = torch_batch_norm.channel_view(g)
+    if g3 is not None and g3.shape == x3.shape:
+        gx, gw, gb = torch_batch_norm.backward(x3, g3, mean, invstd, w, train, need_x)
+        gx = torch_batch_norm.from_view(gx, x.shape) if need_x else None
+    else:
+        gx, gw, gb = torch_batch_norm.backward_strided(x, g, mean, invstd, w, train, need_x)
+    return gx, gw if need_w else None, gb if need_b else None
 
 
 def _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps) -> np.ndarray:
@@ -346,11 +345,7 @@ class BatchNormTrain(Function):
                     g, x, weight, ctx.mean, ctx.invstd, ctx.needs_input_grad[:3]
                 )
             if ctx.kernel:
-                found = _kernel_grads(ctx, ctx.inputs[0]._data, g, weight, ctx.mean, ctx.invstd, True)
-                if found is not None:
-                    return found
-                x = ctx.inputs[0]._data
-                ctx.xc = x - ctx.mean.reshape(channel_shape(x))
+                return _kernel_grads(ctx, ctx.inputs[0]._data, g, weight, ctx.mean, ctx.invstd, True)
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             gx = (
@@ -428,9 +423,7 @@ class BatchNormEval(Function):
 
         def grads(g):
             if ctx.kernel:
-                found = _kernel_grads(ctx, input._data, g, weight, ctx.mean, ctx.backward_invstd, False)
-                if found is not None:
-                    return found
+                return _kernel_grads(ctx, input._data, g, weight, ctx.mean, ctx.backward_invstd, False)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             g3 = _ncm(g)
             sum_g = np.einsum("ncm->c", g3, dtype=_accumulated(g.dtype))
