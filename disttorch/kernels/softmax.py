@@ -13,7 +13,8 @@ float32 rows along the last dim, with numba, take PyTorch's AVX-512 kernel's ste
 ``expf`` of ``x - max``, the row summed in its vectorised ``reduce_all`` order
 (:mod:`disttorch.kernels.softmax_loops`), then times ``1 / sum`` (softmax) or minus SLEEF's
 ``logf`` of the sum (log-softmax): PyTorch's bits (NumPy's ``exp``, pairwise sum and
-division were off in 50-100% of a softmax's elements, by up to 30 ulps on long rows)."""
+division were off in 50-100% of a softmax's elements, by up to 30 ulps on long rows); so does
+a log-softmax's gradient (:func:`log_softmax_backward`, was off in some 10%)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 from .jit import compiled
 from .threads import parallel_over
 
-__all__ = ["log_softmax", "softmax"]
+__all__ = ["log_softmax", "log_softmax_backward", "softmax"]
 
 #: Units of work (see ``threads.py``) per element: a max, an ``exp``, a sum and a division;
 #: a row softmax split over 2 threads pays from about 256k elements (benchmarks/threads.py).
@@ -110,6 +111,27 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
 
     parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
     return (out, probs) if low is None else (out.astype(low), probs)
+
+
+def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray | None:
+    """The gradient of a float32 log-softmax along ``dim`` from its output ``out`` and the
+    output gradient ``g``, ``g - exp(out) * sum(g)``, with PyTorch's kernel's steps (see the
+    module's note); None where those are not followed (another dim or dtype, no numba)."""
+    loops = compiled(_load_loops)
+    if loops is None or not out.ndim or not _last(out, dim) or not g.dtype == out.dtype == np.float32:
+        return None
+    gx = np.empty(out.shape, np.float32)
+    if not out.size:
+        return gx
+    g = np.broadcast_to(g, out.shape)
+
+    def part(index: tuple) -> None:
+        rows = np.empty(gx[index].shape, np.float32)
+        loops.log_softmax_backward(_rows(g[index]), _rows(out[index]), rows.reshape(-1, out.shape[-1]))
+        gx[index] = rows
+
+    parallel_over(out.shape, part, skip=(-1,), work=SOFTMAX_WORK * out.size)
+    return gx
 
 
 def softmax_last_(s: np.ndarray) -> np.ndarray:
