@@ -17,6 +17,8 @@ Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .jit import njit
@@ -24,7 +26,13 @@ from .jit_intrinsics import fma32
 from .vec_exp_loops import expf
 from .vec_log_loops import logf
 
-__all__ = ["log_softmax", "log_softmax_backward", "softmax"]
+__all__ = [
+    "log_softmax",
+    "log_softmax_backward",
+    "log_softmax_columns",
+    "log_softmax_columns_backward",
+    "softmax",
+]
 
 _LANES = 16
 
@@ -109,3 +117,60 @@ def log_softmax_backward(g, y, out):  # pragma: no cover - compiled
         s = _lane_sum(g[i], acc)
         for j in range(g.shape[1]):
             out[i, j] = fma32(-expf(y[i, j]), s, g[i, j])
+
+
+@njit(contract=False)
+def log_softmax_columns(x3, out, chunk):  # pragma: no cover - compiled
+    """``out = log_softmax(x3, axis=1)`` for the contiguous float32 ``(outer, dim, inner)``
+    ``x3``, as PyTorch's kernel for a dim other than the last: the columns in chunks of
+    ``chunk``, each column's maximum, then its sum of ``exp(x - max)`` over the dim in order
+    (SLEEF's ``expf`` in a chunk's whole 16-column vectors, the C library's after them),
+    SLEEF's ``logf`` of it, and ``(x - max) - log``."""
+    outer, dim, inner = x3.shape
+    m = np.empty(chunk, np.float32)
+    s = np.empty(chunk, np.float32)
+    for o in range(outer):
+        for k0 in range(0, inner, chunk):
+            size = min(chunk, inner - k0)
+            whole = size - size % _LANES
+            for c in range(size):
+                m[c] = -np.inf
+                s[c] = 0
+            for d in range(dim):
+                for c in range(size):
+                    v = x3[o, d, k0 + c]
+                    m[c] = v if v > m[c] else m[c]  # (a NaN is never the maximum: its exp is)
+            for d in range(dim):
+                for c in range(whole):
+                    s[c] = s[c] + expf(x3[o, d, k0 + c] - m[c])
+                for c in range(whole, size):
+                    s[c] = s[c] + np.float32(math.exp(x3[o, d, k0 + c] - m[c]))
+            for c in range(size):
+                s[c] = logf(s[c])
+            for d in range(dim):
+                for c in range(size):
+                    out[o, d, k0 + c] = (x3[o, d, k0 + c] - m[c]) - s[c]
+
+
+@njit(contract=False)
+def log_softmax_columns_backward(g3, y3, out, chunk):  # pragma: no cover - compiled
+    """The gradient of :func:`log_softmax_columns` from its output ``y3`` and the output
+    gradient ``g3``: each column's sum of ``g`` over the dim in order, then ``g - exp(y) * sum``
+    fused (SLEEF's ``expf`` in a chunk's whole 16-column vectors, the C library's after them)."""
+    outer, dim, inner = g3.shape
+    s = np.empty(chunk, np.float32)
+    for o in range(outer):
+        for k0 in range(0, inner, chunk):
+            size = min(chunk, inner - k0)
+            whole = size - size % _LANES
+            for c in range(size):
+                s[c] = 0
+            for d in range(dim):
+                for c in range(size):
+                    s[c] = s[c] + g3[o, d, k0 + c]
+            for d in range(dim):
+                for c in range(whole):
+                    out[o, d, k0 + c] = fma32(-expf(y3[o, d, k0 + c]), s[c], g3[o, d, k0 + c])
+                for c in range(whole, size):
+                    e = np.float32(math.exp(y3[o, d, k0 + c]))
+                    out[o, d, k0 + c] = fma32(-e, s[c], g3[o, d, k0 + c])
