@@ -47,7 +47,8 @@ from ...kernels.norms import (
     normalize_rows_backward,
 )
 from ...kernels.reductions import column_sum
-from ...kernels.threads import astype, elementwise, parallel_over
+from ...kernels.threads import astype, elementwise, get_num_threads, parallel_over
+from ...kernels.torch_sum import dims_sum
 from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
 from ._channels_last import keeps_channels_last
 from ._group_norm_16_bit import group_norm_16_bit_backward
@@ -656,6 +657,9 @@ class LayerNormFn(Function):
 
         def batched(g):  # a batch of output gradients in front
             need_x, need_w, need_b = needed_grads(ctx, 3)
+            exact = _layer_norm_batched_float32(ctx, weight, g, need_x, need_w, need_b)
+            if exact is not None:
+                return exact
             xhat = ctx.xhat
             g3 = g.reshape(len(g), *xhat.shape)  # (B, R, D)
             gx = gw = gb = None
@@ -715,6 +719,46 @@ def _layer_norm_param_grads(
         if exact is not None:
             return exact
     return (np.einsum("ij,ij->j", g2, xhat) if need_w else None, column_sum(g2) if need_b else None)
+
+
+def _layer_norm_batched_float32(
+    ctx: LayerNormFn, weight: Tensor | None, g: np.ndarray, need_x: bool, need_w: bool, need_b: bool
+) -> tuple | None:
+    """``layer_norm``'s gradients for a batch of float32 output gradients ``g`` (the batch in
+    front) as PyTorch's ``vmap`` rule computes them, to the bit where the forward kept
+    PyTorch's row statistics (numba; else None): the bias gradient ``g`` summed over the
+    input's leading dims and the weight gradient ``g * x̂`` (``x̂ = (x - mean) * rstd``) so,
+    by PyTorch's ``sum`` over those dims of the batched array; the input gradient by its
+    kernel without a weight over the batch's rows, of ``g * weight``."""
+    mean = getattr(ctx, "mean", None)
+    if mean is None or g.dtype != np.float32:
+        return None
+    b, (rows, d) = len(g), ctx.xhat.shape
+    x = ctx.inputs[0]._data.reshape(rows, d)
+    front = tuple(range(1, g.ndim - ctx.ndim))  # the leading dims of each gradient in the batch
+    params = (b,) + g.shape[g.ndim - ctx.ndim :]
+
+    def over_front(a: np.ndarray) -> np.ndarray:
+        if not front:
+            return a.reshape(params)
+        total = dims_sum(a, front, get_num_threads())
+        return (np.add.reduce(a, axis=front) if total is None else total).reshape(params)
+
+    gx = None
+    if need_x:
+        gn = g * weight._data.reshape(-1) if weight is not None else g
+        gx = layer_norm_input_grad_float32(
+            gn.reshape(b * rows, d),
+            np.tile(x, (b, 1)),
+            np.tile(mean, (b, 1)),
+            np.tile(ctx.rstd, (b, 1)),
+            None,
+        )
+        if gx is None:
+            return None
+        gx = gx.reshape(g.shape)
+    gw = over_front(g * ((x - mean) * ctx.rstd).reshape(g.shape[1:])) if need_w else None
+    return gx, gw, over_front(g) if need_b else None
 
 
 def _f32(t: Tensor, low: np.dtype | None) -> np.ndarray:
