@@ -129,3 +129,13 @@ def test_float32_batch_norm_grads_of_another_layout_have_pytorchs_bits(torch, th
     finally:
         dt.set_num_threads(before[0])
         torch.set_num_threads(before[1])
+
+
+def test_modifying_the_input_after_training_batch_norm_is_refused():
+    # backward reads the input (as PyTorch's, which saves it): changed in place, it is refused
+    x = dt.randn(4, 3, 5, 5, requires_grad=True)
+    y = x * 1
+    out = dt.nn.functional.batch_norm(y, None, None, training=True)
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -306,7 +306,7 @@ class BatchNormTrain(Function):
         x = input._data
         low = x.dtype.itemsize == 2 and x.dtype.kind in "fV"
         ctx.eps, ctx.low = eps, low
-        ctx.save_for_backward(weight)
+        ctx.save_for_backward(weight, input)  # (backward reads the input: modifying it is refused)
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         if low:
             out, ctx.mean, ctx.invstd = batch_norm_16_bit(
@@ -324,7 +324,7 @@ class BatchNormTrain(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx._checked_saved()
+        weight, _ = ctx._checked_saved()
         if recorded(grad):
             (x,) = ctx.inputs
             c = x.shape[1]
