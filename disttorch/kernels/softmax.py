@@ -13,20 +13,26 @@ float32 rows along the last dim, with numba, take PyTorch's AVX-512 kernel's ste
 ``expf`` of ``x - max``, the row summed in its vectorised ``reduce_all`` order
 (:mod:`disttorch.kernels.softmax_loops`), then times ``1 / sum`` (softmax) or minus SLEEF's
 ``logf`` of the sum (log-softmax): PyTorch's bits (NumPy's ``exp``, pairwise sum and
-division were off in 50-100% of a softmax's elements, by up to 30 ulps on long rows)."""
+division were off in 50-100% of a softmax's elements, by up to 30 ulps on long rows); so does
+a log-softmax's gradient (:func:`log_softmax_backward`, was off in some 10%). A float32
+log-softmax along another dim, and its gradient, take PyTorch's column kernel's steps
+(:func:`.softmax_loops.log_softmax_columns`)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .jit import compiled
-from .threads import parallel_over
+from .threads import elementwise, parallel_over
 
-__all__ = ["log_softmax", "softmax"]
+__all__ = ["log_softmax", "log_softmax_backward", "softmax"]
 
 #: Units of work (see ``threads.py``) per element: a max, an ``exp``, a sum and a division;
 #: a row softmax split over 2 threads pays from about 256k elements (benchmarks/threads.py).
 SOFTMAX_WORK = 16
+_VECTOR = 16  # float32 lanes of PyTorch's AVX-512 softmax kernels
 
 
 def _is_16_bit(a: np.ndarray) -> bool:
@@ -84,6 +90,10 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
     out, probs = np.empty_like(a), np.empty_like(a)
     if not a.size:  # (an empty row has no maximum)
         return (out, probs) if low is None else (out.astype(low), probs)
+    loops = compiled(_load_loops) if low is None and a.dtype == np.float32 and not _last(a, dim) else None
+    if loops is not None:  # PyTorch's kernel for another dim than the last
+        out = _by_columns(loops.log_softmax_columns, dim, a)
+        return out, elementwise(np.exp, out)
 
     def part(index: tuple) -> None:
         x, shifted, e = a[index], out[index], probs[index]
@@ -110,6 +120,44 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
 
     parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
     return (out, probs) if low is None else (out.astype(low), probs)
+
+
+def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray | None:
+    """The gradient of a float32 log-softmax along ``dim`` from its output ``out`` and the
+    output gradient ``g``, ``g - exp(out) * sum(g)``, with PyTorch's kernel's steps (see the
+    module's note); None where those are not followed (another dim or dtype, no numba)."""
+    loops = compiled(_load_loops)
+    if loops is None or not out.ndim or not g.dtype == out.dtype == np.float32:
+        return None
+    gx = np.empty(out.shape, np.float32)
+    if not out.size:
+        return gx
+    g = np.broadcast_to(g, out.shape)
+    if not _last(out, dim):
+        return _by_columns(loops.log_softmax_columns_backward, dim, g, out)
+
+    def part(index: tuple) -> None:
+        rows = np.empty(gx[index].shape, np.float32)
+        loops.log_softmax_backward(_rows(g[index]), _rows(out[index]), rows.reshape(-1, out.shape[-1]))
+        gx[index] = rows
+
+    parallel_over(out.shape, part, skip=(-1,), work=SOFTMAX_WORK * out.size)
+    return gx
+
+
+def _by_columns(loop, dim: int, *arrays: np.ndarray) -> np.ndarray:
+    """``loop(*arrays as (outer, dim, inner), out, chunk)`` for PyTorch's kernels along another
+    dim than the last (C-contiguous copies where needed; ``chunk``: its columns a block, 128
+    KiB of float32 rows rounded down to 16-column vectors), split over the op's threads
+    along ``outer``; the result laid out row-major, as PyTorch's."""
+    shape = arrays[0].shape
+    n = shape[dim]
+    inner = math.prod(shape[dim + 1 :])
+    views = [np.ascontiguousarray(a).reshape(-1, n, inner) for a in arrays]
+    chunk = min(max(131072 // n // 4, _VECTOR) // _VECTOR * _VECTOR, inner)
+    out = np.empty(views[0].shape, np.float32)
+    parallel_over(out.shape, lambda index: loop(*(v[index] for v in views), out[index], chunk), skip=(1, 2))
+    return out.reshape(shape)
 
 
 def softmax_last_(s: np.ndarray) -> np.ndarray:

@@ -77,18 +77,22 @@ def iteration(shape: tuple[int, ...], *operands: np.ndarray) -> tuple[list[int],
 
 
 def by_inner_loops(
-    x: np.ndarray, compute: Callable[[np.ndarray, int], np.ndarray], like: np.ndarray | None = None
+    x: np.ndarray,
+    compute: Callable[[np.ndarray, int], np.ndarray],
+    like: np.ndarray | tuple[np.ndarray, ...] | None = None,
 ) -> np.ndarray:
     """A float32 unary kernel over ``x`` as PyTorch runs it: ``compute(flat, cut)`` gives
     ``flat``'s results, its first ``cut`` elements taken as whole vector blocks and the rest
     by the scalar loop; it is handed ``x``'s elements in ``TensorIterator``'s order, the blocks
     of every inner loop together, and the results come back in ``x``'s shape. ``like``: the
     operand whose layout decides that order, where ``x`` was computed from it in a fresh
-    array (PyTorch's kernel computes that argument inside its loop over the operand). The
+    array (PyTorch's kernel computes that argument inside its loop over the operand), or a
+    tuple of the kernel's operands of ``x``'s shape, in its order (a binary kernel's). The
     result is laid out in that order (a channels-last input gives a channels-last result)."""
     if not x.size:
         return compute(x.reshape(-1), 0).reshape(x.shape)
-    order, run, vectorised = iteration(x.shape, x if like is None else like)
+    operands = (x,) if like is None else like if isinstance(like, tuple) else (like,)
+    order, run, vectorised = iteration(x.shape, *operands)
     walked = np.transpose(x, order)
     rows = np.ascontiguousarray(walked).reshape(-1, run)
     cut = run - run % 32 if vectorised else 0

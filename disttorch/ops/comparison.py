@@ -12,6 +12,7 @@ straight on NumPy arrays without a graph node. The exceptions follow PyTorch: ``
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable
 
 import numpy as np
@@ -20,6 +21,7 @@ from .._dtype import python_scalar, result_type, scalar_type_name
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
+from ..kernels.std_sort import std_sort
 from ..kernels.threads import elementwise
 from ..kernels.torch_topk import SORT_THRESHOLD, replays, sort_order, topk_order
 from ._helpers import (
@@ -642,10 +644,13 @@ def unique(
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"unique\" not implemented for '{scalar_type_name(x.dtype)}'")
     axis = None if dim is None else unique_axis(x, dim)
-    nan_kw = {"equal_nan": False} if axis is None else {}
-    values, inverse, counts = np.unique(
-        sortable(x), return_inverse=True, return_counts=True, axis=axis, **nan_kw
-    )
+    if axis is not None and x.dtype.kind in "fV" and np.isnan(x).any():
+        values, inverse, counts = _unique_slices_with_nan(x, axis)
+    else:
+        nan_kw = {"equal_nan": False} if axis is None else {}
+        values, inverse, counts = np.unique(
+            sortable(x), return_inverse=True, return_counts=True, axis=axis, **nan_kw
+        )
     op = "_unique2" if axis is None else "unique_dim"
     out = [no_derivative(values.astype(x.dtype, copy=False), op, input, declared=True)]
     if return_inverse:
@@ -654,6 +659,32 @@ def unique(
     if return_counts:
         out.append(Tensor._make(counts.astype(np.int64, copy=False)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_slices_with_nan(x: np.ndarray, axis: int) -> tuple:
+    """``unique(dim=axis)``'s ``(values, inverse, counts)`` of a float array holding NaN, as
+    PyTorch's kernel finds them: the slices sorted by ``std::sort`` with a lexicographic ``<``
+    (which NaN makes inconsistent, so the order is that algorithm's, ``kernels/std_sort.py``),
+    then neighbours equal in every element merged (a slice holding NaN equals none)."""
+    rows = np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1).astype(np.float64).tolist()
+
+    def less(a: int, b: int) -> bool:
+        for lhs, rhs in zip(rows[a], rows[b]):
+            if lhs < rhs:
+                return True
+            if lhs > rhs:
+                return False
+        return False
+
+    order = std_sort(list(range(len(rows))), less)
+    inverse, counts, kept = np.empty(len(rows), np.int64), [], []
+    for i in order:
+        if not kept or not builtins.all(lhs == rhs for lhs, rhs in zip(rows[i], rows[kept[-1]])):
+            kept.append(i)
+            counts.append(0)
+        counts[-1] += 1
+        inverse[i] = len(kept) - 1
+    return np.take(x, kept, axis=axis), inverse, np.array(counts, np.int64)
 
 
 # ---------------------------------------------------------------------- operators

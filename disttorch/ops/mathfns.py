@@ -1111,7 +1111,11 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as 0."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
-    x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
+    x = (
+        where(Tensor._make(np.isnan(input._data)), 0.0, input)
+        if input._data.dtype.kind in FLOAT_KINDS
+        else input
+    )
     return named_node(x.sum(dim, keepdim, dtype=dtype), "NansumBackward0")
 
 

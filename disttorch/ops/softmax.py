@@ -77,11 +77,14 @@ class LogSoftmax(Function):
     def forward(ctx, x, dim):
         out, probs = _kernels.log_softmax(float_input(x, _kernel("log_softmax", x, dim)), dim)
         ctx.save_for_backward(x)
-        ctx.softmax, ctx.dim = probs, dim
+        ctx.softmax, ctx.dim, ctx.out = probs, dim, out
         return out
 
     @staticmethod
     def backward(ctx, g):
+        gx = None if recording() else _kernels.log_softmax_backward(g._data, ctx.out, ctx.dim)
+        if gx is not None:  # PyTorch's steps
+            return Tensor._make(gx), None
         probs = _softmax_of_saved(ctx, ctx.softmax)
         if is_low(g._data.dtype):
             wide = g.float()

@@ -234,3 +234,14 @@ def test_directional_splits_need_even_sections():
     assert [t.shape[2] for t in x.dsplit(3)] == [1, 1, 1]
     assert [t.shape[1] for t in dt.hsplit(x, [1])] == [1, 2]
     assert [t.shape[0] for t in x[0, 0].hsplit(3)] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_nansum_of_16_bit_floats_skips_their_nans(dtype):
+    # bfloat16 (an ml_dtypes type, NumPy kind 'V') once kept its NaNs: the sum was NaN
+    x = np.array([[1.5, np.nan, 2.0, -0.25], [np.nan, np.nan, 3.0, 1.0]], np.float32)
+    t = dt.from_numpy(x).to(getattr(dt, dtype))
+    assert t.nansum().dtype == t.dtype
+    assert t.nansum().float().item() == 7.25
+    np.testing.assert_array_equal(t.nansum(1).float().numpy(), [3.25, 4.0])
+    np.testing.assert_array_equal(t.nansum(0).float().numpy(), [1.5, 0.0, 5.0, 0.75])

@@ -227,6 +227,39 @@ def test_float32_layer_norm_grads_are_pytorchs_to_the_bit(torch, monkeypatch, th
         torch.set_num_threads(before[1])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_layer_norm_grads_under_vmap_are_pytorchs_to_the_bit(torch, threads):
+    """A batch of cotangents through ``vmap`` (a ``vjp_fn``, ``jacrev``) takes PyTorch's batching
+    rule: bias and weight gradients by ``sum`` over the input's leading dims of the batched
+    ``g`` and ``g * x̂``, the input gradient by the kernel without a weight, of ``g * weight``."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(threads)
+    before = (dt.get_num_threads(), torch.get_num_threads())
+    dt.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    try:
+        for shape in [(8, 5, 16), (4, 3, 37), (5, 7), (9,), (2, 3, 100)]:
+            d = shape[-1]
+            x = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+            w, b = rng.standard_normal((2, d)).astype(np.float32)
+            cot = rng.standard_normal((3, *shape)).astype(np.float32)
+            for affine in (True, False):
+                grads = []
+                for lib in (dt, torch):
+                    params = [lib.from_numpy(a) for a in (w, b)] if affine else [None, None]
+
+                    def f(xi, *p, lib=lib, params=params):
+                        return lib.nn.functional.layer_norm(xi, (d,), *(p if affine else params))
+
+                    _, vjp_fn = lib.func.vjp(f, lib.from_numpy(x), *(params if affine else []))
+                    grads.append([t.numpy() for t in lib.func.vmap(vjp_fn)(lib.from_numpy(cot))])
+                for ours, theirs in zip(*grads):
+                    np.testing.assert_array_equal(ours, theirs, err_msg=f"{shape} affine={affine}")
+    finally:
+        dt.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
+
+
 def test_layernorm_module():
     ln = nn.LayerNorm(4)
     assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"

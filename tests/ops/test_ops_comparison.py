@@ -392,3 +392,34 @@ def test_isclose_and_allclose_name_a_non_tensor_argument():
         TypeError, match=r"isclose\(\): argument 'other' \(position 2\) must be Tensor, not float"
     ):
         dt.isclose(dt.ones(1), 1.0)
+
+
+def test_std_sort_sorts_as_an_introsort():
+    """With a consistent comparator: sorted, through the insertion sort (up to 16 entries), the
+    partitions (more), and the heap sort that ends a recursion at its depth limit."""
+    from disttorch.kernels import std_sort
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 5, 16, 17, 40, 300):
+        values = rng.integers(0, 50, n).tolist()
+        order = std_sort.std_sort(list(range(n)), lambda a, b: values[a] < values[b])
+        assert sorted(order) == list(range(n)) and [values[i] for i in order] == sorted(values)
+    items = rng.permutation(40).tolist()
+    std_sort._heap_sort(items, 0, 40, lambda a, b: a < b)
+    assert items == list(range(40))
+
+
+@pytest.mark.parity
+def test_unique_dim_of_slices_holding_nan_orders_them_as_pytorch(torch):
+    """PyTorch sorts the slices with std::sort and a lexicographic < that NaN makes
+    inconsistent: the order (and the inverse indices) are that algorithm's."""
+    rng = np.random.default_rng(1)
+    for trial in range(40):
+        shape = tuple(int(v) for v in rng.integers(1, 6 if trial % 2 else 40, size=2))
+        x = rng.integers(0, 3, size=shape).astype(np.float32)
+        x[rng.random(shape) < 0.25] = np.nan
+        for dim in (0, 1):
+            ours = dt.unique(dt.from_numpy(x), dim=dim, return_inverse=True, return_counts=True)
+            theirs = torch.unique(torch.from_numpy(x), dim=dim, return_inverse=True, return_counts=True)
+            for a, b in zip(ours, theirs):
+                assert a.shape == b.shape and np.array_equal(a.numpy(), b.numpy(), equal_nan=True), (x, dim)

@@ -145,6 +145,35 @@ def test_float32_last_dim_softmax_gives_pytorch_bits(torch):
             np.testing.assert_array_equal(ours, theirs, err_msg=f"{name} {shape}")
 
 
+@pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_log_softmax_and_its_gradient_give_pytorch_bits_along_every_dim(torch, threads):
+    """The last dim: the output gradient's row sum in reduce_all's lane order, minus SLEEF's
+    expf of the output times it, fused. Another dim: PyTorch's column kernel (chunks of
+    columns, sums along the dim in order, SLEEF's expf on whole 16-column vectors and the C
+    library's after them, SLEEF's logf). Transposed and sliced inputs too."""
+    rng = np.random.default_rng(threads)
+    before = (dt.get_num_threads(), torch.get_num_threads())
+    dt.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    try:
+        for shape in [(40, 10), (6, 65), (2, 3, 100), (3,), (4, 16), (5, 7), (3, 70, 21), (2, 5000, 20)]:
+            x, g = (rng.standard_normal((2, *shape)) * 3).astype(np.float32)
+            for dim in range(len(shape)):
+                for view in (lambda t: t, lambda t: t.transpose(0, -1), lambda t: t[..., ::2]):
+                    results = []
+                    for lib in (dt, torch):
+                        xt = view(lib.from_numpy(x.copy())).requires_grad_(True)
+                        out = lib.nn.functional.log_softmax(xt, dim=dim)
+                        out.backward(lib.from_numpy(g.reshape(-1)[: out.numel()].reshape(tuple(out.shape))))
+                        results.append((out.detach().numpy(), xt.grad.numpy()))
+                    for ours, theirs in zip(*results):
+                        np.testing.assert_array_equal(ours, theirs, err_msg=f"{shape} dim {dim}")
+    finally:
+        dt.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
+
+
 def test_float32_log_softmax_of_a_row_with_nan_or_inf_is_nan():
     # PyTorch's: the row's sum is NaN (exp(inf - inf), or a NaN element), so every element is
     # (SLEEF's logf of a NaN sum once gave 88.4 and left finite or -inf elements)

@@ -24,6 +24,7 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...autograd.grad_mode import recording
 from ...autograd.grad_reads import reads_inputs
+from ...kernels import softplus as _softplus
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
@@ -279,18 +280,21 @@ def _silu_backward_f32(g: np.ndarray, s: np.ndarray, x: np.ndarray) -> np.ndarra
 
 
 class Softplus(Function):
-    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold`` (float32: PyTorch's
+    kernel's steps, ``kernels/softplus.py``)."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
         a = float_input(x, "softplus_cpu")
+        ctx.save_for_backward(x)
+        ctx.beta, ctx.threshold = beta, threshold
+        if a.dtype == np.float32 and compiled_exp():
+            return elementwise(_softplus.softplus, a, beta, threshold)
         b = a.dtype.type(beta)
         bx = elementwise(np.multiply, a, b)
         linear = elementwise(np.greater, bx, threshold)
-        ctx.save_for_backward(x)
-        ctx.bx, ctx.linear, ctx.beta = bx, linear, beta
         with np.errstate(invalid="ignore"):  # NaN in, NaN out, without NumPy's warning
             return elementwise(
                 lambda v, vb, lin: np.where(lin, v, np.logaddexp(0, np.where(lin, 0, vb)) / b), a, bx, linear
@@ -298,11 +302,41 @@ class Softplus(Function):
 
     @staticmethod
     def backward(ctx, g):
+        (x,) = ctx._checked_saved()
+        a = x._data
+        bx = elementwise(np.multiply, a, a.dtype.type(ctx.beta))
+        linear = elementwise(np.greater, bx, ctx.threshold)
         if recording():
-            (x,) = ctx._checked_saved()
-            local = _ew.where(Tensor._make(ctx.linear), 1.0, _ew.sigmoid(x * ctx.beta))
+            local = _ew.where(Tensor._make(linear), 1.0, _ew.sigmoid(x * ctx.beta))
             return g * local, None, None
-        return _times(g, lambda lin, vb: np.where(lin, 1, _sigmoid_array(vb)), ctx.linear, ctx.bx), None, None
+        if g._data.dtype == np.float32 and a.dtype == np.float32 and compiled_exp():
+            gx = elementwise(_softplus.softplus_backward, g._data, a, ctx.beta, ctx.threshold)
+            return Tensor._make(gx), None, None
+        return _times(g, lambda lin, vb: np.where(lin, 1, _sigmoid_array(vb)), linear, bx), None, None
+
+
+class LogSigmoid(Function):
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, keeping ``exp(-|x|)`` for the
+    gradient (float32: PyTorch's kernel's steps, ``kernels/softplus.py``)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        a = float_input(x, "log_sigmoid_cpu")
+        ctx.save_for_backward(x)
+        if a.dtype == np.float32 and compiled_exp():
+            ctx.buffer = buffer = elementwise(_softplus.sleef_exp_neg_abs, a)
+            return elementwise(_softplus.log_sigmoid, a, buffer)
+        ctx.buffer = buffer = elementwise(np.exp, -np.abs(a))
+        return elementwise(np.minimum, a, 0) - elementwise(np.log1p, buffer)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx._checked_saved()
+        if recording():
+            return g * _ew.sigmoid(-x)
+        return Tensor._make(elementwise(_softplus.log_sigmoid_backward, g._data, x._data, ctx.buffer))
 
 
 # ---------------------------------------------------------------------- public functions
@@ -460,9 +494,10 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+@fused("LogSigmoidBackward0")
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
-    return named_node(0.0 - Softplus.apply(-input, 1.0, 20.0), "LogSigmoidBackward0")  # +0.0 at inf
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, without overflow."""
+    return LogSigmoid.apply(input)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:

@@ -47,7 +47,8 @@ from ...kernels.norms import (
     normalize_rows_backward,
 )
 from ...kernels.reductions import column_sum
-from ...kernels.threads import astype, elementwise, parallel_over
+from ...kernels.threads import astype, elementwise, get_num_threads, parallel_over
+from ...kernels.torch_sum import dims_sum
 from ._batch_norm_16_bit import batch_norm_16_bit, batch_norm_16_bit_backward
 from ._channels_last import keeps_channels_last
 from ._group_norm_16_bit import group_norm_16_bit_backward
@@ -244,21 +245,41 @@ def _affine_jvp(
 
 
 def _float32_kernel(x: np.ndarray, *tensors: Tensor | None) -> bool:
-    """Whether PyTorch's float32 kernel for a contiguous input applies (``kernels/
-    torch_batch_norm.py``): a C-contiguous float32 input of at least one element, float32
-    parameters and running statistics (or none)."""
+    """Whether PyTorch's float32 kernels apply (``kernels/torch_batch_norm.py``): a float32
+    input of at least one element, contiguous or channels-last, float32 parameters and
+    running statistics (or none)."""
     return (
         x.dtype == np.float32
         and x.size > 0
-        and x.flags.c_contiguous
         and all(t is None or t._data.dtype == np.float32 for t in tensors)
+        and torch_batch_norm.channel_view(x) is not None
     )
 
 
+def _kernel_grads(
+    ctx, x: np.ndarray, g: np.ndarray, weight: Tensor | None, mean, invstd, train: bool
+) -> tuple:
+    """``(grad_input, grad_weight, grad_bias)`` of a float32 input ``x`` by PyTorch's kernels:
+    its vectorised one when the output gradient ``g`` is laid out as ``x`` (PyTorch's
+    condition), else its strided path."""
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    w = weight._data if weight is not None else None
+    g = g.astype(np.float32, copy=False)  # (as PyTorch's engine casts it to the output's dtype)
+    x3, g3 = torch_batch_norm.channel_view(x), None
+    if g.shape == x.shape:
+        g3 = torch_batch_norm.channel_view(g)
+    if g3 is not None and g3.shape == x3.shape:
+        gx, gw, gb = torch_batch_norm.backward(x3, g3, mean, invstd, w, train, need_x)
+        gx = torch_batch_norm.from_view(gx, x.shape) if need_x else None
+    else:
+        gx, gw, gb = torch_batch_norm.backward_strided(x, g, mean, invstd, w, train, need_x)
+    return gx, gw if need_w else None, gb if need_b else None
+
+
 def _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps) -> np.ndarray:
-    """Training-mode batch norm of a contiguous float32 input with PyTorch's roundings: its
-    statistics, running update and fused affine map (``kernels/torch_batch_norm.py``)."""
-    x3 = _ncm(x)
+    """Training-mode batch norm of a float32 input with PyTorch's roundings: its statistics,
+    running update and fused affine map (``kernels/torch_batch_norm.py``)."""
+    x3 = torch_batch_norm.channel_view(x)
     mean, var_sum = torch_batch_norm.train_stats(x3)
     rm = running_mean._data if running_mean is not None else None
     rv = running_var._data if running_var is not None else None
@@ -267,10 +288,9 @@ def _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentu
     for t in (running_mean, running_var):
         if t is not None:
             t._bump_version()
-    ctx.xc = (x3 - mean[:, None]).reshape(x.shape)
-    ctx.invstd = invstd
+    ctx.mean, ctx.invstd = mean, invstd
     params = [t._data if t is not None else None for t in (weight, bias)]
-    return torch_batch_norm.affine(x3, mean, invstd, *params).reshape(x.shape)
+    return torch_batch_norm.from_view(torch_batch_norm.affine(x3, mean, invstd, *params), x.shape)
 
 
 class BatchNormTrain(Function):
@@ -286,14 +306,15 @@ class BatchNormTrain(Function):
         x = input._data
         low = x.dtype.itemsize == 2 and x.dtype.kind in "fV"
         ctx.eps, ctx.low = eps, low
-        ctx.save_for_backward(weight)
+        ctx.save_for_backward(weight, input)  # (backward reads the input: modifying it is refused)
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         if low:
             out, ctx.mean, ctx.invstd = batch_norm_16_bit(
                 x, weight, bias, running_mean, running_var, momentum, eps
             )
             return out
-        if _float32_kernel(x, weight, bias, running_mean, running_var):
+        ctx.kernel = kernel = _float32_kernel(x, weight, bias, running_mean, running_var)
+        if kernel:
             return _batch_norm_float32(ctx, x, weight, bias, running_mean, running_var, momentum, eps)
         mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
@@ -303,7 +324,7 @@ class BatchNormTrain(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx._checked_saved()
+        weight, _ = ctx._checked_saved()
         if recorded(grad):
             (x,) = ctx.inputs
             c = x.shape[1]
@@ -324,6 +345,8 @@ class BatchNormTrain(Function):
                 return batch_norm_16_bit_backward(
                     g, x, weight, ctx.mean, ctx.invstd, ctx.needs_input_grad[:3]
                 )
+            if ctx.kernel:
+                return _kernel_grads(ctx, ctx.inputs[0]._data, g, weight, ctx.mean, ctx.invstd, True)
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             gx = (
@@ -361,14 +384,18 @@ class BatchNormEval(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):
         x = input._data
-        if _float32_kernel(x, weight, bias, running_mean, running_var):  # PyTorch's roundings
+        ctx.kernel = kernel = _float32_kernel(x, weight, bias, running_mean, running_var)
+        if kernel:  # PyTorch's roundings
             invstd = np.float32(1) / np.sqrt(running_var._data + np.float32(eps))
             params = [t._data if t is not None else None for t in (weight, bias)]
-            out = torch_batch_norm.affine(_ncm(x), running_mean._data, invstd, *params)
+            out = torch_batch_norm.affine(
+                torch_batch_norm.channel_view(x), running_mean._data, invstd, *params
+            )
             ctx.scale = invstd if weight is None else invstd * weight._data
             ctx.invstd, ctx.mean = invstd, running_mean._data.copy()
+            ctx.backward_invstd = torch_batch_norm.eval_invstd(running_var._data, eps)
             ctx.save_for_backward(input, weight)
-            return out.reshape(x.shape)
+            return torch_batch_norm.from_view(out, x.shape)
         invstd = 1.0 / np.sqrt(running_var._data + eps)
         scale = invstd if weight is None else invstd * weight._data
         shift = -running_mean._data * scale
@@ -397,6 +424,8 @@ class BatchNormEval(Function):
             ) + (None,) * 3
 
         def grads(g):
+            if ctx.kernel:
+                return _kernel_grads(ctx, input._data, g, weight, ctx.mean, ctx.backward_invstd, False)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             g3 = _ncm(g)
             sum_g = np.einsum("ncm->c", g3, dtype=_accumulated(g.dtype))
@@ -629,6 +658,9 @@ class LayerNormFn(Function):
 
         def batched(g):  # a batch of output gradients in front
             need_x, need_w, need_b = needed_grads(ctx, 3)
+            exact = _layer_norm_batched_float32(ctx, weight, g, need_x, need_w, need_b)
+            if exact is not None:
+                return exact
             xhat = ctx.xhat
             g3 = g.reshape(len(g), *xhat.shape)  # (B, R, D)
             gx = gw = gb = None
@@ -688,6 +720,46 @@ def _layer_norm_param_grads(
         if exact is not None:
             return exact
     return (np.einsum("ij,ij->j", g2, xhat) if need_w else None, column_sum(g2) if need_b else None)
+
+
+def _layer_norm_batched_float32(
+    ctx: LayerNormFn, weight: Tensor | None, g: np.ndarray, need_x: bool, need_w: bool, need_b: bool
+) -> tuple | None:
+    """``layer_norm``'s gradients for a batch of float32 output gradients ``g`` (the batch in
+    front) as PyTorch's ``vmap`` rule computes them, to the bit where the forward kept
+    PyTorch's row statistics (numba; else None): the bias gradient ``g`` summed over the
+    input's leading dims and the weight gradient ``g * x̂`` (``x̂ = (x - mean) * rstd``) so,
+    by PyTorch's ``sum`` over those dims of the batched array; the input gradient by its
+    kernel without a weight over the batch's rows, of ``g * weight``."""
+    mean = getattr(ctx, "mean", None)
+    if mean is None or g.dtype != np.float32:
+        return None
+    b, (rows, d) = len(g), ctx.xhat.shape
+    x = ctx.inputs[0]._data.reshape(rows, d)
+    front = tuple(range(1, g.ndim - ctx.ndim))  # the leading dims of each gradient in the batch
+    params = (b,) + g.shape[g.ndim - ctx.ndim :]
+
+    def over_front(a: np.ndarray) -> np.ndarray:
+        if not front:
+            return a.reshape(params)
+        total = dims_sum(a, front, get_num_threads())
+        return (np.add.reduce(a, axis=front) if total is None else total).reshape(params)
+
+    gx = None
+    if need_x:
+        gn = g * weight._data.reshape(-1) if weight is not None else g
+        gx = layer_norm_input_grad_float32(
+            gn.reshape(b * rows, d),
+            np.tile(x, (b, 1)),
+            np.tile(mean, (b, 1)),
+            np.tile(ctx.rstd, (b, 1)),
+            None,
+        )
+        if gx is None:
+            return None
+        gx = gx.reshape(g.shape)
+    gw = over_front(g * ((x - mean) * ctx.rstd).reshape(g.shape[1:])) if need_w else None
+    return gx, gw, over_front(g) if need_b else None
 
 
 def _f32(t: Tensor, low: np.dtype | None) -> np.ndarray:
