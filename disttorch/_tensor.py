@@ -765,10 +765,10 @@ class Tensor(metaclass=_TensorMeta):
         if type(self).__torch_dispatch__ is not Tensor.__torch_dispatch__:
             return _deepcopy_wrapper(self, memo)
         t = type(self).__new__(type(self))
-        Tensor._init_state(t, self._data.copy())
+        Tensor._init_state(t, self._data.copy(order="K"))  # strides kept, as PyTorch's preserve_format
         t._rg = self._rg and self.grad_fn is None
         if self._grad is not None:
-            t._grad = Tensor._make(self._grad._data.copy())
+            t._grad = Tensor._make(self._grad._data.copy(order="K"))
         if hasattr(self, "__dict__"):
             import copy
 

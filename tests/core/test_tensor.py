@@ -209,6 +209,17 @@ def test_pickle_and_deepcopy():
     assert not pickle.loads(pickle.dumps(w * 2)).requires_grad  # non-leaves arrive detached
 
 
+def test_deepcopy_keeps_a_dense_layout():
+    # as PyTorch's: a transposed or channels-last tensor (and its .grad) keeps its strides, so a
+    # copied model runs the same products (the same bits) as the original
+    w = dt.nn.Parameter(dt.randn(4, 6).t())
+    w.grad = dt.randn(4, 6).t()
+    c = copy.deepcopy(w)
+    assert c.stride() == w.stride() == (1, 6) and c.grad.stride() == (1, 6)
+    x = dt.randn(2, 3, 4, 5).permute(0, 2, 3, 1)
+    assert copy.deepcopy(x).stride() == x.stride() and copy.deepcopy(x).tolist() == x.tolist()
+
+
 # ---------------------------------------------------------------------- repr
 @pytest.mark.parametrize(
     "make,expected",
