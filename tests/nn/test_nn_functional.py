@@ -141,6 +141,17 @@ def test_activation_gradcheck(fn):
     assert gradcheck(fn, (f64(3, 4),))
 
 
+def test_logsigmoid_writes_a_contiguous_result_whatever_the_input_layout():
+    """PyTorch's kernel writes a contiguous result (a channels-last or transposed input
+    included); the gradient keeps the input's layout."""
+    x = dt.randn(2, 3, 4, 5).to(memory_format=dt.channels_last).requires_grad_()
+    y = F.logsigmoid(x)
+    assert y.stride() == (60, 20, 5, 1) and y.grad_fn.name() == "LogSigmoidBackward0"
+    y.sum().backward()
+    assert x.grad.stride() == (60, 1, 15, 3)
+    assert F.logsigmoid(dt.randn(4, 5).t()).stride() == (4, 1)
+
+
 def test_composite_activation_values_and_errors():
     x = dt.tensor(X)
     np.testing.assert_allclose(F.relu6(x * 3).numpy(), np.clip(X * 3, 0, 6))

@@ -458,8 +458,10 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
-    return named_node(0.0 - Softplus.apply(-input, 1.0, 20.0), "LogSigmoidBackward0")  # +0.0 at inf
+    """``log(sigmoid(x)) = -softplus(-x)``, without overflow; contiguous whatever the input's
+    layout, as PyTorch's kernel writes it."""
+    out = 0.0 - Softplus.apply(-input, 1.0, 20.0)  # +0.0 at inf
+    return named_node(out.contiguous(), "LogSigmoidBackward0")
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
