@@ -563,3 +563,44 @@ def test_functional_argument_errors_as_pytorch(torch, name):
     with pytest.raises(type(theirs.value)) as ours:
         FUNCTIONAL_ERRORS[name](dt)
     assert str(ours.value) == str(theirs.value)
+
+
+def _linear_after_in_place(lib) -> list:
+    """``linear`` keeps the input only for the weight's gradient and the weight only for the
+    input's (PyTorch's ``addmm``): changing the other in place before backward is no error,
+    and the saved fields say what was kept."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    out = layer(lib.randn(4, 3))  # the input needs no gradient: the weight is not kept
+    kept = [out.grad_fn._saved_mat1 is not None, out.grad_fn._saved_mat2 is None]
+    with lib.no_grad():
+        layer.weight.mul_(2)
+    out.sum().backward()
+    x = lib.randn(4, 3, requires_grad=True)
+    layer.weight.requires_grad_(False)
+    out = layer(x)  # the weight needs no gradient: the input is not kept
+    kept += [out.grad_fn._saved_mat1 is None, tuple(out.grad_fn._saved_mat2.shape)]
+    with lib.no_grad():
+        x.mul_(3)
+    out.sum().backward()
+    return kept + [layer.weight.grad.tolist(), x.grad.tolist()]
+
+
+def test_linear_keeps_only_what_each_gradient_needs():
+    assert _linear_after_in_place(dt)[:4] == [True, True, True, (3, 2)]
+
+
+@pytest.mark.parity
+def test_linear_keeps_what_pytorchs_addmm_keeps(torch):
+    ours, theirs = _linear_after_in_place(dt), _linear_after_in_place(torch)
+    assert ours[:4] == theirs[:4]
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-6)
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-6)
+
+
+def test_linear_gradgradcheck_with_one_operand_constant():
+    w = dt.randn(2, 3, dtype=dt.float64, requires_grad=True)
+    x = dt.randn(4, 3, dtype=dt.float64, requires_grad=True)
+    assert gradgradcheck(lambda a: F.linear(a, w.detach()), (x,))
+    assert gradgradcheck(lambda v: F.linear(x.detach(), v), (w,))
+    assert gradgradcheck(lambda a, v: F.linear(a, v).pow(2).sum(), (x[0].detach().requires_grad_(), w))
