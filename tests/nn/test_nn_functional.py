@@ -604,3 +604,23 @@ def test_linear_gradgradcheck_with_one_operand_constant():
     assert gradgradcheck(lambda a: F.linear(a, w.detach()), (x,))
     assert gradgradcheck(lambda v: F.linear(x.detach(), v), (w,))
     assert gradgradcheck(lambda a, v: F.linear(a, v).pow(2).sum(), (x[0].detach().requires_grad_(), w))
+
+
+def _linear_saved_geometry(lib) -> list:
+    out = []
+    for x_grad, w_grad in ((False, True), (True, False), (True, True)):
+        layer = lib.nn.Linear(3, 2)
+        layer.weight.requires_grad_(w_grad)
+        node = layer(lib.randn(4, 3, requires_grad=x_grad)).grad_fn
+        fields = ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
+        out.append([tuple(getattr(node, "_saved_" + f)) for f in fields])
+    return out
+
+
+def test_linear_saved_sizes_and_strides_where_an_operand_is_not_kept():
+    assert _linear_saved_geometry(dt)[0] == [(4, 3), (), (3, 2), (1, 3)]
+
+
+@pytest.mark.parity
+def test_linear_saved_sizes_and_strides_as_pytorchs(torch):
+    assert _linear_saved_geometry(dt) == _linear_saved_geometry(torch)

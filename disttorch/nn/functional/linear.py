@@ -42,6 +42,14 @@ def _transposed_weight(ctx: Function) -> Tensor | None:
     return None if weight is None else Tensor._make(weight._data.T)
 
 
+def _input_geometry(ctx: Function) -> tuple:
+    return ctx.operand_geometry[0]
+
+
+def _weight_geometry(ctx: Function) -> tuple:
+    return ctx.operand_geometry[1]
+
+
 def _linear_fields(ctx: Function) -> dict:
     """What PyTorch's ``AddmmBackward0``/``MmBackward0`` for a 2-D input saves."""
     name = ctx.name()
@@ -49,11 +57,14 @@ def _linear_fields(ctx: Function) -> dict:
         return {
             "alpha": lambda ctx: 1,
             "beta": lambda ctx: 1,
-            **operand_fields("mat1", saved(0)),
-            **operand_fields("mat2", _transposed_weight),
+            **operand_fields("mat1", saved(0), _input_geometry),
+            **operand_fields("mat2", _transposed_weight, _weight_geometry),
         }
     if name == "MmBackward0":
-        return {**operand_fields("self", saved(0)), **operand_fields("mat2", _transposed_weight)}
+        return {
+            **operand_fields("self", saved(0), _input_geometry),
+            **operand_fields("mat2", _transposed_weight, _weight_geometry),
+        }
     return {}
 
 
@@ -87,6 +98,10 @@ class LinearFunction(Function):
         # the input's (so changing the other in place before backward is no error)
         need_x, need_w = ctx.needs_input_grad[:2] or (True, True)  # (nothing recorded: no matter)
         ctx.save_for_backward(x if need_w else None, w if need_x else None)
+        ctx.operand_geometry = (  # the product's operands: sizes, and strides where one needs a gradient
+            (xa.shape, x.stride() if need_x else ()),
+            (wa.shape[::-1], w.stride()[::-1] if need_w else ()),
+        )
         ctx._node_name = _linear_node(xa.ndim, b is not None)
         ctx.input_ndim = xa.ndim
         return out
