@@ -73,7 +73,10 @@ _MATMUL_NODE = {
 
 #: what PyTorch's node for each kind of matrix product saves
 _MATMUL_FIELDS = {
-    "MmBackward0": {**operand_fields("mat2", saved(1)), **operand_fields("self", saved(0))},
+    "MmBackward0": {
+        **operand_fields("mat2", saved(1), lambda node: node.operand_geometry[1]),
+        **operand_fields("self", saved(0), lambda node: node.operand_geometry[0]),
+    },
     "MvBackward0": {"self": saved(0), "vec": saved(1)},
     "DotBackward0": {"self": saved(0), "tensor": saved(1)},
 }
@@ -105,8 +108,11 @@ class Matmul(Function):
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:
             raise _mismatch(x.shape, y.shape)
-        if ctx.needs_input_grad:
-            ctx.save_for_backward(a, b)
+        if ctx.needs_input_grad:  # each operand only for the other's gradient, as PyTorch's
+            na, nb = ctx.needs_input_grad
+            ctx.save_for_backward(a if nb else None, b if na else None)
+            ctx.ndims = (x.ndim, y.ndim)
+            ctx.operand_geometry = ((x.shape, a.stride() if na else ()), (y.shape, b.stride() if nb else ()))
         try:
             return blas_matmul(x, y)
         except ValueError:
@@ -114,31 +120,30 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx._checked_saved()
-        if a._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
-            a, b = a.conj(), b.conj()
+        a, b = ctx._checked_saved()  # (a kept only for b's gradient, b only for a's)
+        if g._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
+            a, b = (t.conj() if t is not None else None for t in (a, b))
         na, nb = ctx.needs_input_grad
-        if a._data.ndim == 2 and b._data.ndim == 2:
+        da, db = ctx.ndims
+        if da == 2 and db == 2:
             return (Matmul.apply(g, _mT(b)) if na else None), (Matmul.apply(_mT(a), g) if nb else None)
-        if a._data.ndim == 1 and b._data.ndim == 1:
+        if da == 1 and db == 1:
             return (g * b if na else None), (g * a if nb else None)
         # 1-D operands are matrices with a size-1 dim (dropped again from their gradients);
         # the engine sums gradients of broadcast batch dims back to each operand's shape.
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
         g2 = g
-        if a.ndim == 1:
+        if da == 1:
             g2 = g2.unsqueeze(-2)
-        if b.ndim == 1:
+        if db == 1:
             g2 = g2.unsqueeze(-1)
         ga = gb = None
         if na:
-            ga = Matmul.apply(g2, _mT(b2))
-            if a.ndim == 1:
+            ga = Matmul.apply(g2, _mT(b.unsqueeze(-1) if db == 1 else b))
+            if da == 1:
                 ga = ga.squeeze(-2)
         if nb:
-            gb = Matmul.apply(_mT(a2), g2)
-            if b.ndim == 1:
+            gb = Matmul.apply(_mT(a.unsqueeze(0) if da == 1 else a), g2)
+            if db == 1:
                 gb = gb.squeeze(-1)
         return ga, gb
 
