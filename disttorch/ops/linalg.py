@@ -294,8 +294,12 @@ class Einsum(Function):
     def forward(ctx, subs, out_sub, *operands):
         arrays = [o._data for o in operands]
         if ctx.needs_input_grad:  # (an operand requiring grad repeats no subscript: see einsum)
-            ctx.save_for_backward(*operands)
-            ctx.subs, ctx.out_sub = subs, out_sub
+            needs = ctx.needs_input_grad[2:]  # an operand is kept only for another's gradient
+            kept = [
+                o if any(n for j, n in enumerate(needs) if j != i) else None for i, o in enumerate(operands)
+            ]
+            ctx.save_for_backward(*kept)
+            ctx.subs, ctx.out_sub, ctx.shapes = subs, out_sub, [a.shape for a in arrays]
         eq = ",".join(subs) + "->" + out_sub
         # NumPy's contraction planner (BLAS where it can) pays off beyond tiny operands; sizes
         # that do not broadcast raise its ValueError (einsum names them as PyTorch does)
@@ -307,7 +311,7 @@ class Einsum(Function):
     def backward(ctx, g):
         operands = ctx._checked_saved()
         grads = []
-        for i, op in enumerate(operands):
+        for i in range(len(operands)):
             if not ctx.needs_input_grad[2 + i]:
                 grads.append(None)
                 continue
@@ -319,7 +323,7 @@ class Einsum(Function):
                 [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j].conj() for j in others)
             )
             if kept != mine:  # constant along the dropped letters: broadcast back over them
-                shape = op._data.shape
+                shape = ctx.shapes[i]
                 gi = gi.reshape(tuple(s if c in seen else 1 for c, s in zip(mine, shape)))
                 gi = gi.expand(shape)
             grads.append(gi)

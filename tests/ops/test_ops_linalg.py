@@ -543,7 +543,14 @@ def _products_after_in_place(lib) -> list:
     fields say what was kept."""
     lib.manual_seed(0)
     out = []
-    for product in (lib.mm, lib.matmul, lambda a, w: lib.bmm(a[None], w[None]), lambda a, w: a @ w[0]):
+    for product in (
+        lib.mm,
+        lib.matmul,
+        lambda a, w: lib.bmm(a[None], w[None]),
+        lambda a, w: a @ w[0],
+        lambda a, w: lib.einsum("ij,jk->ik", a, w),
+        lambda a, w: lib.einsum("ij,jk,k->i", a, w, a[0]),
+    ):
         a, w = lib.randn(3, 3), lib.randn(3, 3, requires_grad=True)
         y = product(a, w)
         with lib.no_grad():
@@ -573,3 +580,6 @@ def test_matmul_gradgradcheck_with_one_operand_constant():
     assert gradgradcheck(lambda x: dt.matmul(x, b.detach()), (a,))
     assert gradgradcheck(lambda y: dt.matmul(a.detach(), y), (b,))
     assert gradgradcheck(lambda y: dt.matmul(y, a.detach()[0].t()), (b,))
+    assert gradgradcheck(lambda x: dt.einsum("bij,j->bi", x, b.detach()), (a,))
+    fixed = b.detach().clone()  # (b's own memory moves while gradcheck perturbs it)
+    assert gradgradcheck(lambda x, y: dt.einsum("bij,j,j->b", x, y, fixed), (a, b))
