@@ -153,7 +153,11 @@ def test_numpy_of_a_tensor_that_requires_grad_without_grad_mode():
 
 @pytest.mark.parity
 def test_numpy_without_grad_mode_as_pytorchs(torch):
-    assert _numpy_without_grad_mode(dt) == _numpy_without_grad_mode(torch)
+    ours, theirs = _numpy_without_grad_mode(dt), _numpy_without_grad_mode(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)  # float32 sin/cos: within an ulp
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-6)
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-6)
 
 
 def test_from_numpy_shares_memory_and_checks_dtype():
