@@ -194,6 +194,20 @@ from ._debug_flags import (
 )
 from ._streams import AcceleratorError, Event, OutOfMemoryError, Stream
 from ._storage import TypedStorage, UntypedStorage, is_storage
+from ._legacy_storage import (
+    BFloat16Storage,
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+)
 from ._qscheme import (
     per_channel_affine,
     per_channel_affine_float_qparams,

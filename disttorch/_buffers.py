@@ -15,7 +15,7 @@ import numpy as np
 from . import _creation, _dtype
 from ._inference import INFERENCE
 from ._storage import TypedStorage, UntypedStorage
-from ._tensor import Tensor, _check_device
+from ._tensor import Tensor, _as_meta, _check_device, _wants_meta
 
 __all__ = [
     "asarray",
@@ -33,9 +33,10 @@ def _np_dtype(dtype: Any) -> np.dtype:
 
 
 def _finish(arr: np.ndarray, requires_grad: bool, device: Any) -> Tensor:
-    if device is not None:
-        _check_device(device)
-    t = Tensor._make(arr)
+    """A tensor over ``arr`` on ``device`` (None: the default device; ``meta``: a meta tensor
+    of ``arr``'s shape, strides and dtype)."""
+    meta = _wants_meta(device)
+    t = Tensor._make(_as_meta(arr) if meta else arr)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -137,7 +138,8 @@ def frombuffer(
             f"requested buffer length ({count} * {npd.itemsize} bytes) after offset "
             f"({offset} bytes) must not be greater than actual buffer length ({nbytes} bytes)"
         )
-    return _finish(np.frombuffer(buffer, dtype=npd, count=count, offset=offset), requires_grad, None)
+    t = Tensor._make(np.frombuffer(buffer, dtype=npd, count=count, offset=offset))
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def asarray(

@@ -64,7 +64,7 @@ _REASONS = {
     ),
     "dtypes NumPy cannot hold (sub-byte, fp4; complex32 is a dtype without tensors)": (
         "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 "
-        "uint6 uint7 ComplexFloatStorage ComplexDoubleStorage"
+        "uint6 uint7"
     ),
     "modules torch imports for its own use": (
         "builtins ctypes glob importlib inspect math os platform sys textwrap threading warnings "
@@ -79,9 +79,8 @@ _REASONS = {
         "embedding_renorm_ empty_quantized norm_except_dim resize_as_sparse_ sparse_resize_ "
         "sparse_resize_and_clear_ saddmm dsmm hsmm _nnz"
     ),
-    "legacy typed storage classes and memory pinning/sharing (NumPy arrays own their memory)": (
-        "Storage StorageBase BFloat16Storage BoolStorage ByteStorage "
-        "CharStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage ShortStorage "
+    "legacy storage base classes and memory pinning/sharing (NumPy arrays own their memory)": (
+        "Storage StorageBase "
         "storage_type is_set_to pin_memory "
         "is_pinned share_memory_ is_shared record_stream from_file module_load reinforce volatile "
         "as_strided_scatter data_ptr const_data_ptr new new_empty_strided"

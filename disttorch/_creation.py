@@ -48,6 +48,8 @@ def _infer_np_dtype(data: Any) -> np.dtype:
             return out.numpy
     arr = np.asarray(data)
     k = arr.dtype.kind
+    if k in "uO" or (k == "f" and (np.abs(arr) >= 2.0**63).any()):
+        k = _python_kind(data)  # Python ints past int64 (NumPy makes them uint64, float64 or objects)
     if k == "b":
         return np.dtype(np.bool_)
     if k in "iu":
@@ -59,6 +61,27 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     if k == "O":
         raise RuntimeError(f"Could not infer dtype of {type(_first_odd(data)).__name__}")
     raise TypeError(f"can't convert data of type {arr.dtype}")
+
+
+def _python_kind(data: Any) -> str:
+    """The NumPy kind PyTorch infers for nested sequences of Python numbers from their types
+    alone (``b``, ``i``, ``f``, ``c``: the widest present), as its parser does, so a Python int
+    past int64 among floats is a float; among ints only it is the parser's ``ValueError``. An
+    element that is not a number is PyTorch's ``Could not infer dtype`` error."""
+    kinds = "bifc"
+    widest, huge, todo = 0, False, [data]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (list, tuple)):
+            todo.extend(x)
+        elif isinstance(x, (bool, int, float, complex)):
+            widest = max(widest, kinds.index(np.asarray(x).dtype.kind if type(x) is not int else "i"))
+            huge = huge or (type(x) is int and not -(2**63) <= x < 2**63)
+        else:
+            raise RuntimeError(f"Could not infer dtype of {type(_first_odd(data)).__name__}")
+    if huge and widest < 2:
+        raise ValueError("Overflow when unpacking long long")  # PyTorch's parser reads an int64
+    return kinds[widest]
 
 
 def _first_odd(data: Any) -> Any:
@@ -413,8 +436,8 @@ def full(
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
     check_layout("full", layout, pin_memory)
     fill_value = _number(fill_value)
-    if dtype is None:
-        dtype = _dtype.from_numpy(_infer_np_dtype(fill_value))
+    if dtype is None:  # an int is int64 whatever its value (one past it then fails to convert)
+        dtype = _dtype.int64 if type(fill_value) is int else _dtype.from_numpy(_infer_np_dtype(fill_value))
     return _filled(fill_value, _size((size,)), dtype, requires_grad, device)
 
 
@@ -496,6 +519,8 @@ def full_like(
 def _number(v: Any) -> Any:
     """A Python number from a number, a NumPy scalar (as PyTorch reads it: ``np.True_`` is
     1.0) or a one-element tensor."""
+    if type(v) is int and not -(2**63) <= v < 2**64:  # PyTorch reads an int as int64, then uint64
+        raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
     return v.item() if isinstance(v, Tensor) else _dtype.python_scalar(v)
 
 

@@ -15,6 +15,15 @@ import warnings
 __all__ = ["quiet_numpy_float_errors", "warn", "warned"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+#: PyTorch's once-per-process warning on making a nested tensor of the strided layout (also
+#: inside ``TransformerEncoder``'s fast path)
+NESTED_PROTOTYPE = (
+    "The PyTorch API of nested tensors is in prototype stage and will change in the near future. We "
+    "recommend specifying layout=torch.jagged when constructing a nested tensor, as this layout receives "
+    "active development, has better operator coverage, and works with torch.compile. (Triggered "
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)"
+)
 _warned_once: set[str] = set()
 
 

@@ -55,6 +55,7 @@ PYTORCH_HOMES = {
     "disttorch._random": "disttorch._C",
     "disttorch._storage": "disttorch.storage",
     "disttorch.autograd.function": "disttorch.autograd.graph",
+    "disttorch.ao.quantization.histogram_observer": "disttorch.ao.quantization.observer",
     "disttorch.nn.modules.activation_extra": "disttorch.nn.modules.activation",
     "disttorch.nn.modules.attention": "disttorch.nn.modules.activation",
     "disttorch.nn.modules.loss_extra": "disttorch.nn.modules.loss",

@@ -36,7 +36,9 @@ def _deprecation_once() -> None:
         warnings.warn(
             "torch.quantize_per_tensor, torch.quantize_per_channel and other quantized tensor "
             "creation functions that produce tensors with dtype torch.quint8, torch.qint8, and "
-            "torch.qint32 are deprecated and will be removed in a future PyTorch release.",
+            "torch.qint32 are deprecated and will be removed in a future PyTorch release. Please see "
+            "https://github.com/pytorch/pytorch/issues/184982 for more information. (Triggered "
+            "internally at /__w/pytorch/pytorch/aten/src/ATen/quantized/Quantizer.cpp:111.)",
             UserWarning,
             stacklevel=3,
         )

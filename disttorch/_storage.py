@@ -48,9 +48,13 @@ class UntypedStorage:
     """Bytes of CPU memory: ``UntypedStorage(n)`` allocates ``n`` zeroed bytes;
     ``tensor.untyped_storage()`` is the memory under a tensor (shared with it)."""
 
+    _meta = False  # a storage on the meta device: a size without memory anything reads
+
     def __init__(self, size: int | Any = 0, *, device: Any = None) -> None:
         if device is not None and str(device) not in ("cpu", "meta"):
             raise RuntimeError(f"UntypedStorage: only CPU memory exists here, got device={device!r}")
+        if device is not None and str(device) == "meta":
+            self._meta = True
         if isinstance(size, np.ndarray):  # the memory of an array (used by tensors)
             self._bytes = size
         elif isinstance(size, int):
@@ -75,7 +79,7 @@ class UntypedStorage:
 
     @property
     def device(self) -> device:
-        return device("cpu")
+        return device("meta" if self._meta else "cpu")
 
     is_cuda = False
     is_sparse = False
@@ -92,8 +96,8 @@ class UntypedStorage:
         return 1
 
     def data_ptr(self) -> int:
-        """The address of the first byte."""
-        return int(self._bytes.__array_interface__["data"][0])
+        """The address of the first byte (0 on the meta device, as in PyTorch)."""
+        return 0 if self._meta else int(self._bytes.__array_interface__["data"][0])
 
     def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
@@ -169,8 +173,8 @@ class UntypedStorage:
         return hash((self.data_ptr(), self.nbytes()))
 
     def __repr__(self) -> str:
-        body = "\n".join(f" {b}" for b in self._bytes.tolist())
-        return f"{body}\n[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
+        body = "..." if self._meta else "\n".join(f" {b}" for b in self._bytes.tolist())
+        return f"{body}\n[torch.storage.UntypedStorage(device={self.device.type}) of size {self.nbytes()}]"
 
 
 #: PyTorch's switches for the TypedStorage warning: shown the first time only, unless always
@@ -198,6 +202,23 @@ def _warn_typed_storage() -> None:
         UserWarning,
         stacklevel=3,
     )
+
+
+#: the legacy storage classes (``torch.FloatStorage``, ...) and their dtypes
+LEGACY_STORAGE_NAMES = (
+    ("BFloat16Storage", _dtype.bfloat16),
+    ("BoolStorage", _dtype.bool),
+    ("ByteStorage", _dtype.uint8),
+    ("CharStorage", _dtype.int8),
+    ("ComplexDoubleStorage", _dtype.complex128),
+    ("ComplexFloatStorage", _dtype.complex64),
+    ("DoubleStorage", _dtype.float64),
+    ("FloatStorage", _dtype.float32),
+    ("HalfStorage", _dtype.float16),
+    ("IntStorage", _dtype.int32),
+    ("LongStorage", _dtype.int64),
+    ("ShortStorage", _dtype.int16),
+)
 
 
 class TypedStorage:
@@ -276,9 +297,19 @@ class TypedStorage:
     def is_shared(self) -> bool:
         return self._untyped_storage.is_shared()
 
+    def _pickle_storage_type(self) -> str:
+        """The legacy class checkpoints name for this storage's dtype (``"FloatStorage"``)."""
+        for name, dtype in LEGACY_STORAGE_NAMES:
+            if dtype == self.dtype:
+                return name
+        raise KeyError(f"dtype {self.dtype} is not recognized")
+
     def __repr__(self) -> str:
-        body = "\n".join(f" {v}" for v in self.tolist())
-        return f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
+        body = "..." if self._untyped_storage._meta else "\n".join(f" {v}" for v in self.tolist())
+        where = self.device.type
+        return (
+            f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device={where}) of size {self.size()}]"
+        )
 
 
 def _move_all(old: np.ndarray, new: np.ndarray) -> None:

@@ -508,8 +508,10 @@ class Tensor(metaclass=_TensorMeta):
 
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The underlying NumPy array (shares memory)."""
-        if self._rg and not force:
+        """The underlying NumPy array (shares memory). A tensor that requires grad is refused
+        while grad mode is on (under ``no_grad``, or in a custom Function's forward, it is
+        not, as in PyTorch)."""
+        if self._rg and not force and grad_enabled[0]:
             raise RuntimeError(_NUMPY_OF_GRAD)
         if type(self._data) is MetaArray:
             raise TypeError(
@@ -668,7 +670,7 @@ class Tensor(metaclass=_TensorMeta):
         return self.to(_dtype.uint8)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if self._rg:
+        if self._rg and grad_enabled[0]:
             raise RuntimeError(_NUMPY_OF_GRAD)
         return self._data if dtype is None else self._data.astype(dtype)
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _dtype
+from ._buffers import empty_strided
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor, _rebuild_from_type_v2, device
 from .compiler import is_compiling
@@ -49,9 +50,23 @@ def _loaded(storage: Any) -> unpickler.Storage:
     raise TypeError(f"expected a storage to rebuild a tensor from, got {type(storage).__name__}")
 
 
+def _on_meta(storage: Any, size: Sequence[int], stride: Sequence[int], dtype: Any = None) -> Tensor | None:
+    """The meta tensor of ``size``, ``stride`` and the storage's dtype (or ``dtype``) when
+    ``storage`` is on the meta device (a lazy loader's placeholder), else None."""
+    untyped = storage._untyped_storage if isinstance(storage, TypedStorage) else storage
+    if not (isinstance(untyped, UntypedStorage) and untyped.device.type == "meta"):
+        return None
+    if dtype is None:
+        dtype = storage.dtype if isinstance(storage, TypedStorage) else _dtype.uint8
+    return empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta")
+
+
 def _rebuild_tensor(storage: Any, storage_offset: int, size: Sequence[int], stride: Sequence[int]) -> Tensor:
     """A tensor of ``size`` and ``stride`` (in elements) showing ``storage`` from element
-    ``storage_offset`` on, sharing its memory."""
+    ``storage_offset`` on, sharing its memory; a meta tensor over a meta storage."""
+    meta = _on_meta(storage, size, stride)
+    if meta is not None:
+        return meta
     return unpickler.rebuild_tensor(_loaded(storage), storage_offset, tuple(size), tuple(stride))
 
 
@@ -65,6 +80,9 @@ def _rebuild_tensor_v2(
     metadata: Any = None,
 ) -> Tensor:
     """:func:`_rebuild_tensor`, then ``requires_grad`` (a leaf); the hooks dict is not kept."""
+    meta = _on_meta(storage, size, stride)
+    if meta is not None:
+        return meta.requires_grad_(requires_grad)
     return unpickler.rebuild_tensor_v2(
         _loaded(storage), storage_offset, tuple(size), tuple(stride), requires_grad, backward_hooks
     )
@@ -81,6 +99,9 @@ def _rebuild_tensor_v3(
     metadata: Any = None,
 ) -> Tensor:
     """:func:`_rebuild_tensor_v2` of an untyped storage read as ``dtype``."""
+    meta = _on_meta(storage, size, stride, dtype)
+    if meta is not None:
+        return meta.requires_grad_(requires_grad)
     return unpickler.rebuild_tensor_v3(
         _loaded(storage), storage_offset, tuple(size), tuple(stride), requires_grad, backward_hooks, dtype
     )

@@ -121,8 +121,7 @@ class _Patches:
 
     def _find(self) -> list[tuple[Any, str, Any, Any]]:
         swaps, wrappers = [], {}
-        for owner, name, bound in _dispatching_places():  # one wrapper per function, wherever bound
-            function = bound.__func__ if isinstance(bound, staticmethod) else bound
+        for owner, name, bound, function in _dispatching_places():  # one wrapper per function
             wrapper = wrappers.setdefault(id(function), _dispatching(function, name))
             swaps.append(
                 (owner, name, bound, staticmethod(wrapper) if isinstance(bound, staticmethod) else wrapper)
@@ -149,36 +148,41 @@ class _Patches:
 _PATCHES = _Patches()
 
 
-def _dispatching_places() -> Iterable[tuple[Any, str, Any]]:
-    """(owner, name, function) of every function a mode sees called: the namespaces' public
-    functions, the same functions where the layers of ``nn`` bind them (``nn.Linear`` calls
-    ``linear`` by name, a convolution keeps ``staticmethod(conv2d)``, and PyTorch's mode sees
-    those calls), and Tensor's methods."""
+def _dispatching_places() -> Iterable[tuple[Any, str, Any, Callable]]:
+    """(owner, name, what is bound there, the public function a mode sees called) for every
+    function a mode sees: the namespaces' public functions, the same functions where the
+    layers of ``nn`` bind them (``nn.Linear`` calls ``linear`` by name, a convolution keeps
+    ``staticmethod(conv2d)``, its constructor calls ``empty``, and PyTorch's mode sees those
+    calls; a layer may bind the function a public one wraps, such as a factory's form
+    without ``out=``: the mode is then handed the public one), and Tensor's methods."""
     import importlib
     import sys
 
-    public: set[int] = set()
+    public: dict[int, Callable] = {}  # id of a public function, or of one it wraps -> it
     for suffix in _NAMESPACES:
         module = importlib.import_module(__package__ + suffix)
         for name, value in list(vars(module).items()):
             if not name.startswith("_") and isinstance(value, types.FunctionType):
-                public.add(id(value))
-                yield module, name, value
+                inner = value
+                while inner is not None:
+                    public.setdefault(id(inner), value)
+                    inner = getattr(inner, "__wrapped__", None)
+                yield module, name, value, value
     layers = [m for n, m in list(sys.modules.items()) if n.startswith(__package__ + ".nn.") and m is not None]
     for module in layers:
         for name, value in list(vars(module).items()):
             if id(value) in public and isinstance(value, types.FunctionType):
-                yield module, name, value
+                yield module, name, value, public[id(value)]
             elif isinstance(value, type) and defined_in(value, module.__name__):
                 for attr, kept in list(vars(value).items()):  # ``_conv = staticmethod(conv2d)``
                     if isinstance(kept, staticmethod) and id(kept.__func__) in public:
-                        yield value, attr, kept
+                        yield value, attr, kept, public[id(kept.__func__)]
     for name in dir(Tensor):
         if name.startswith("_") and name not in _TENSOR_DUNDERS:
             continue
         value = inspect.getattr_static(Tensor, name)
         if isinstance(value, types.FunctionType):
-            yield Tensor, name, value
+            yield Tensor, name, value, value
 
 
 def _dispatching(original: Callable, name: str) -> Callable:

@@ -135,18 +135,22 @@ class kept:
         return v
 
 
-def operand_fields(name: str, spec: Any) -> dict:
+def operand_fields(name: str, spec: Any, geometry: Callable[[Any], tuple] | None = None) -> dict:
     """A matrix product's operand ``name`` (a :class:`saved` or a function of the node) with
-    the ``<name>_sym_sizes`` and ``<name>_sym_strides`` PyTorch saves beside it."""
+    the ``<name>_sym_sizes`` and ``<name>_sym_strides`` PyTorch saves beside it: the
+    operand's own, or ``geometry(node)``'s ``(sizes, strides)`` recorded by the forward
+    (strides ``()`` where the operand needs no gradient, whether or not it was kept)."""
 
     def operand(node: Any) -> Tensor:
         return spec.value(node) if isinstance(spec, (saved, kept)) else spec(node)
 
-    return {
-        name: spec,
-        name + "_sym_sizes": lambda node: tuple(operand(node).shape),
-        name + "_sym_strides": lambda node: operand(node).stride(),
-    }
+    def sym_sizes(node: Any) -> tuple:
+        return tuple(operand(node).shape) if geometry is None else tuple(geometry(node)[0])
+
+    def sym_strides(node: Any) -> tuple:
+        return operand(node).stride() if geometry is None else tuple(geometry(node)[1])
+
+    return {name: spec, name + "_sym_sizes": sym_sizes, name + "_sym_strides": sym_strides}
 
 
 class SavedTensor:

@@ -33,13 +33,6 @@ from ..autograd.function import dispatch_disabled, register_function_dispatch
 __all__ = ["NestedTensor", "RaggedDim"]
 
 _ids = itertools.count(1)
-#: PyTorch's once-per-process warning on making a nested tensor of the strided layout
-_STRIDED_PROTOTYPE = (
-    "The PyTorch API of nested tensors is in prototype stage and will change in the near future. We "
-    "recommend specifying layout=torch.jagged when constructing a nested tensor, as this layout receives "
-    "active development, has better operator coverage, and works with torch.compile. (Triggered "
-    "internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)"
-)
 
 
 class RaggedDim:
@@ -105,7 +98,7 @@ class NestedTensor(Tensor):
             raise RuntimeError(f"nested tensors support layout torch.strided or torch.jagged, got {layout}")
         else:
             ragged_idx = None
-            _native_warnings.warn(_STRIDED_PROTOTYPE, once=True)
+            _native_warnings.warn(_native_warnings.NESTED_PROTOTYPE, once=True)
         shape = (len(parts),) + tuple(
             0 if d + 1 in irregular else int(sizes[0, d]) for d in range(first.dim())
         )

@@ -50,6 +50,10 @@ class _ParameterMeta(type(Tensor)):
         return type.__instancecheck__(cls, obj)  # e.g. an object whose __class__ says Parameter
 
 
+#: ``Tensor.requires_grad_`` as defined, not the form a ``TorchFunctionMode`` patches in
+_requires_grad = Tensor.requires_grad_
+
+
 def _flagged_subclass(data: Any, requires_grad: bool) -> Tensor | None:
     """PyTorch's path for tensor subclasses: ``data.detach()``, flagged as a parameter,
     when ``detach`` keeps a tensor subclass (``DTensor`` does, also for FSDP's sharded
@@ -88,8 +92,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
         self = object.__new__(cls)
         Tensor._init_state(self, arr)
         self._version_box = version
-        if requires_grad:
-            self.requires_grad_(True)
+        if requires_grad:  # as PyTorch's C++ constructor flags it: no torch function mode sees this
+            _requires_grad(self, True)
         return self
 
     def __repr__(self) -> str:

@@ -73,7 +73,10 @@ _MATMUL_NODE = {
 
 #: what PyTorch's node for each kind of matrix product saves
 _MATMUL_FIELDS = {
-    "MmBackward0": {**operand_fields("mat2", saved(1)), **operand_fields("self", saved(0))},
+    "MmBackward0": {
+        **operand_fields("mat2", saved(1), lambda node: node.operand_geometry[1]),
+        **operand_fields("self", saved(0), lambda node: node.operand_geometry[0]),
+    },
     "MvBackward0": {"self": saved(0), "vec": saved(1)},
     "DotBackward0": {"self": saved(0), "tensor": saved(1)},
 }
@@ -105,8 +108,11 @@ class Matmul(Function):
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:
             raise _mismatch(x.shape, y.shape)
-        if ctx.needs_input_grad:
-            ctx.save_for_backward(a, b)
+        if ctx.needs_input_grad:  # each operand only for the other's gradient, as PyTorch's
+            na, nb = ctx.needs_input_grad
+            ctx.save_for_backward(a if nb else None, b if na else None)
+            ctx.ndims = (x.ndim, y.ndim)
+            ctx.operand_geometry = ((x.shape, a.stride() if na else ()), (y.shape, b.stride() if nb else ()))
         try:
             return blas_matmul(x, y)
         except ValueError:
@@ -114,31 +120,30 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx._checked_saved()
-        if a._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
-            a, b = a.conj(), b.conj()
+        a, b = ctx._checked_saved()  # (a kept only for b's gradient, b only for a's)
+        if g._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
+            a, b = (t.conj() if t is not None else None for t in (a, b))
         na, nb = ctx.needs_input_grad
-        if a._data.ndim == 2 and b._data.ndim == 2:
+        da, db = ctx.ndims
+        if da == 2 and db == 2:
             return (Matmul.apply(g, _mT(b)) if na else None), (Matmul.apply(_mT(a), g) if nb else None)
-        if a._data.ndim == 1 and b._data.ndim == 1:
+        if da == 1 and db == 1:
             return (g * b if na else None), (g * a if nb else None)
         # 1-D operands are matrices with a size-1 dim (dropped again from their gradients);
         # the engine sums gradients of broadcast batch dims back to each operand's shape.
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
         g2 = g
-        if a.ndim == 1:
+        if da == 1:
             g2 = g2.unsqueeze(-2)
-        if b.ndim == 1:
+        if db == 1:
             g2 = g2.unsqueeze(-1)
         ga = gb = None
         if na:
-            ga = Matmul.apply(g2, _mT(b2))
-            if a.ndim == 1:
+            ga = Matmul.apply(g2, _mT(b.unsqueeze(-1) if db == 1 else b))
+            if da == 1:
                 ga = ga.squeeze(-2)
         if nb:
-            gb = Matmul.apply(_mT(a2), g2)
-            if b.ndim == 1:
+            gb = Matmul.apply(_mT(a.unsqueeze(0) if da == 1 else a), g2)
+            if db == 1:
                 gb = gb.squeeze(-1)
         return ga, gb
 
@@ -289,8 +294,12 @@ class Einsum(Function):
     def forward(ctx, subs, out_sub, *operands):
         arrays = [o._data for o in operands]
         if ctx.needs_input_grad:  # (an operand requiring grad repeats no subscript: see einsum)
-            ctx.save_for_backward(*operands)
-            ctx.subs, ctx.out_sub = subs, out_sub
+            needs = ctx.needs_input_grad[2:]  # an operand is kept only for another's gradient
+            kept = [
+                o if any(n for j, n in enumerate(needs) if j != i) else None for i, o in enumerate(operands)
+            ]
+            ctx.save_for_backward(*kept)
+            ctx.subs, ctx.out_sub, ctx.shapes = subs, out_sub, [a.shape for a in arrays]
         eq = ",".join(subs) + "->" + out_sub
         # NumPy's contraction planner (BLAS where it can) pays off beyond tiny operands; sizes
         # that do not broadcast raise its ValueError (einsum names them as PyTorch does)
@@ -302,7 +311,7 @@ class Einsum(Function):
     def backward(ctx, g):
         operands = ctx._checked_saved()
         grads = []
-        for i, op in enumerate(operands):
+        for i in range(len(operands)):
             if not ctx.needs_input_grad[2 + i]:
                 grads.append(None)
                 continue
@@ -314,7 +323,7 @@ class Einsum(Function):
                 [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j].conj() for j in others)
             )
             if kept != mine:  # constant along the dropped letters: broadcast back over them
-                shape = op._data.shape
+                shape = ctx.shapes[i]
                 gi = gi.reshape(tuple(s if c in seen else 1 for c, s in zip(mine, shape)))
                 gi = gi.expand(shape)
             grads.append(gi)

@@ -5,8 +5,6 @@ which libraries consult in their own ``TorchFunctionMode`` to fill in a device o
 
 from __future__ import annotations
 
-import functools
-
 _NAMES = (
     "empty empty_permuted empty_strided empty_quantized ones arange bartlett_window blackman_window eye "
     "full hamming_window hann_window kaiser_window linspace logspace rand randn randint randperm range "
@@ -15,11 +13,12 @@ _NAMES = (
 ).split()
 
 
-@functools.lru_cache(1)
 def _device_constructors() -> set:
     """PyTorch's list of device constructors: the ``torch`` factory functions (and
     ``fft.fftfreq``/``rfftfreq``, ``nested.nested_tensor``) that create a tensor on a device;
-    ``*_like`` functions are not in it, as in PyTorch."""
+    ``*_like`` functions are not in it, as in PyTorch. Looked up at each call, not cached:
+    while a ``TorchFunctionMode`` is entered the namespaces hold the dispatching forms of
+    these functions, which are what the mode's ``func`` is."""
     import disttorch as torch
 
     funcs = {getattr(torch, name) for name in _NAMES if hasattr(torch, name)}

@@ -56,6 +56,46 @@ def _ragged_errors(lib) -> list:
     return seen
 
 
+def _huge_int_answers(lib) -> list:
+    """Python ints past int64: PyTorch's parser infers a dtype from the numbers' types alone
+    (an int among floats is a float; ints alone are int64, which such an int overflows) and
+    reads a scalar as int64, then uint64."""
+    calls = [
+        lambda: lib.tensor(2**64),
+        lambda: lib.tensor([1, 2**63]),
+        lambda: lib.tensor([[1.5], [2**70]]),
+        lambda: lib.tensor([1j, -(2**64)]),
+        lambda: lib.tensor([True, 2**63]),
+        lambda: lib.tensor([[1], [2**70]], dtype=lib.float32),
+        lambda: lib.tensor(2**63, dtype=lib.uint64),
+        lambda: lib.full((2,), 2**63),
+        lambda: lib.full((2,), 2**64),
+        lambda: lib.full((1,), -(2**63) - 1, dtype=lib.float64),
+        lambda: lib.full((1,), 2**63, dtype=lib.uint64),
+    ]
+    out = []
+    for call in calls:
+        try:
+            t = call()
+            out.append((str(t.dtype).split(".")[-1], t.tolist()))
+        except (ValueError, OverflowError, RuntimeError) as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_huge_python_ints_in_constructors():
+    got = _huge_int_answers(torch)
+    assert got[0] == got[1] == ("ValueError", "Overflow when unpacking long long")
+    assert got[2] == ("float32", [[1.5], [float(np.float32(2**70))]])
+    assert got[8] == ("OverflowError", "int too big to convert")
+
+
+@pytest.mark.parity
+def test_huge_python_ints_in_constructors_as_pytorchs():
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+    assert _huge_int_answers(torch) == _huge_int_answers(real)
+
+
 def test_uneven_nested_sequences_fail_with_pytorchs_words():
     # was NumPy's "setting an array element with a sequence. The requested array has an
     # inhomogeneous shape after 1 dimensions..."

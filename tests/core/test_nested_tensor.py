@@ -360,7 +360,7 @@ def test_chunk_view_reshape_of_strided_nested_match_pytorch(torch):
 
 def test_strided_nested_tensor_warns_once_as_pytorch():
     from disttorch import _native_warnings
-    from disttorch.nested._nested_tensor import _STRIDED_PROTOTYPE
+    from disttorch._native_warnings import NESTED_PROTOTYPE as _STRIDED_PROTOTYPE
 
     _native_warnings._warned_once.discard(_STRIDED_PROTOTYPE)
     with warnings.catch_warnings(record=True) as caught:

@@ -122,6 +122,44 @@ def test_numpy_conversion_of_a_tensor_that_requires_grad_raises(torch, convert):
     assert np.asarray(dt.ones(2, requires_grad=True).bfloat16().detach().float()).shape == (2,)
 
 
+def _numpy_without_grad_mode(lib) -> list:
+    """Without grad mode (``no_grad``, a custom Function's forward) a tensor that requires
+    grad converts to NumPy, as in PyTorch (a Function computing with NumPy in its forward)."""
+
+    class NumpySin(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return lib.tensor(np.sin(x.numpy())), np.asarray(x).sum()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad, _):
+            return grad * ctx.saved_tensors[0].cos()
+
+    x = lib.tensor([0.5, 1.0], requires_grad=True)
+    with lib.no_grad():
+        out = [x.numpy().tolist(), np.asarray(x).tolist()]
+    y, total = NumpySin.apply(x)
+    y.sum().backward()
+    return out + [y.tolist(), float(total), x.grad.tolist()]
+
+
+def test_numpy_of_a_tensor_that_requires_grad_without_grad_mode():
+    assert _numpy_without_grad_mode(dt)[:2] == [[0.5, 1.0], [0.5, 1.0]]
+
+
+@pytest.mark.parity
+def test_numpy_without_grad_mode_as_pytorchs(torch):
+    ours, theirs = _numpy_without_grad_mode(dt), _numpy_without_grad_mode(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)  # float32 sin/cos: within an ulp
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-6)
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-6)
+
+
 def test_from_numpy_shares_memory_and_checks_dtype():
     a = np.arange(4, dtype=np.int32)
     t = dt.from_numpy(a)

@@ -119,3 +119,42 @@ def test_functions_are_the_originals_again_after_the_mode_and_other_threads_see_
     assert seen == ["ones", "add"]
     assert (dt.add, dt.Tensor.__getitem__, dt.nn.functional.relu, dt.nn.init.normal_) == before
     assert _get_current_function_mode_stack() == []
+
+
+def _empty_init_dtypes(lib):
+    """lit-llama's ``EmptyInitOnDevice``: a dtype for every device constructor called without
+    one, including those a layer's constructor calls; the set of constructors consulted
+    before the mode as well as inside it."""
+    import importlib
+
+    constructors = importlib.import_module(lib.__name__ + ".utils._device")._device_constructors
+    constructors()  # looked up once outside any mode
+    base = type(name_recorder(lib)).__mro__[1]
+
+    class EmptyInitOnDevice(base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in constructors() and kwargs.get("dtype") is None:
+                kwargs["dtype"] = lib.float64
+            return func(*args, **kwargs)
+
+    with EmptyInitOnDevice():
+        layers = [lib.nn.Linear(2, 3), lib.nn.LayerNorm(3), lib.nn.Embedding(4, 2)]
+        layers += [lib.nn.Conv1d(1, 2, 3), lib.nn.BatchNorm1d(2), lib.nn.GRU(2, 3), lib.nn.PReLU()]
+        made = lib.empty(2)
+    return [str(t.dtype).split(".")[-1] for m in layers for t in m.state_dict().values()] + [
+        str(made.dtype).split(".")[-1]
+    ]
+
+
+def test_a_layers_constructor_calls_factories_a_mode_sees():
+    dtypes = _empty_init_dtypes(dt)
+    assert dtypes.count("float64") == len(dtypes) - 1  # num_batches_tracked: int64
+    with name_recorder() as rec:
+        dt.nn.Linear(2, 2)
+    assert rec.names[:2] == ["empty", "empty"]  # the Parameter's flag is not a call it sees
+
+
+@pytest.mark.parity
+def test_empty_init_on_device_as_pytorchs(torch):
+    assert _empty_init_dtypes(dt) == _empty_init_dtypes(torch)

@@ -191,3 +191,32 @@ def test_share_memory_lets_the_old_storage_object_go_and_threads_get_one_object(
             assert len({id(g) for g in got}) == 1
     finally:
         sys.setswitchinterval(switch)
+
+
+def _legacy_answers(torch) -> list:
+    """The legacy storage classes as a checkpoint's own unpickler meets them: by name, then
+    ``cls().dtype``; ``isinstance`` by dtype; meta storages of a lazy loader."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        made = torch.FloatStorage(3)
+        out = [type(made).__name__, str(made.dtype).split(".")[-1], len(made), made.device.type]
+        out += [isinstance(made, torch.FloatStorage), isinstance(made, torch.DoubleStorage)]
+        out += [issubclass(torch.LongStorage, torch.storage.TypedStorage), torch.is_storage(made)]
+        out += [torch.HalfStorage([1, 2]).tolist(), str(torch.BFloat16Storage.dtype).split(".")[-1]]
+        out += [torch.ByteStorage(wrap_storage=torch.UntypedStorage(5)).size(), repr(torch.IntStorage)]
+        out += [torch.storage.TypedStorage(dtype=torch.bool)._pickle_storage_type()]
+        meta = torch.storage.TypedStorage(dtype=torch.float16, device="meta")
+        out += [meta.device.type, isinstance(meta, torch.HalfStorage), meta._untyped_storage.data_ptr()]
+        out += [torch.serialization.normalize_storage_type(torch.FloatStorage) is torch.FloatStorage]
+        with pytest.raises(RuntimeError, match="Keyword argument 'device' cannot be specified"):
+            torch.FloatStorage(2, device="meta")
+    return out
+
+
+def test_legacy_storage_classes():
+    assert _legacy_answers(dt)[:4] == ["TypedStorage", "float32", 3, "cpu"]
+
+
+@pytest.mark.parity
+def test_legacy_storage_classes_as_pytorchs(torch):
+    assert _legacy_answers(dt) == _legacy_answers(torch)

@@ -141,6 +141,17 @@ def test_activation_gradcheck(fn):
     assert gradcheck(fn, (f64(3, 4),))
 
 
+def test_logsigmoid_writes_a_contiguous_result_whatever_the_input_layout():
+    """PyTorch's kernel writes a contiguous result (a channels-last or transposed input
+    included); the gradient keeps the input's layout."""
+    x = dt.randn(2, 3, 4, 5).to(memory_format=dt.channels_last).requires_grad_()
+    y = F.logsigmoid(x)
+    assert y.stride() == (60, 20, 5, 1) and y.grad_fn.name() == "LogSigmoidBackward0"
+    y.sum().backward()
+    assert x.grad.stride() == (60, 1, 15, 3)
+    assert F.logsigmoid(dt.randn(4, 5).t()).stride() == (4, 1)
+
+
 def test_composite_activation_values_and_errors():
     x = dt.tensor(X)
     np.testing.assert_allclose(F.relu6(x * 3).numpy(), np.clip(X * 3, 0, 6))
@@ -552,3 +563,64 @@ def test_functional_argument_errors_as_pytorch(torch, name):
     with pytest.raises(type(theirs.value)) as ours:
         FUNCTIONAL_ERRORS[name](dt)
     assert str(ours.value) == str(theirs.value)
+
+
+def _linear_after_in_place(lib) -> list:
+    """``linear`` keeps the input only for the weight's gradient and the weight only for the
+    input's (PyTorch's ``addmm``): changing the other in place before backward is no error,
+    and the saved fields say what was kept."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    out = layer(lib.randn(4, 3))  # the input needs no gradient: the weight is not kept
+    kept = [out.grad_fn._saved_mat1 is not None, out.grad_fn._saved_mat2 is None]
+    with lib.no_grad():
+        layer.weight.mul_(2)
+    out.sum().backward()
+    x = lib.randn(4, 3, requires_grad=True)
+    layer.weight.requires_grad_(False)
+    out = layer(x)  # the weight needs no gradient: the input is not kept
+    kept += [out.grad_fn._saved_mat1 is None, tuple(out.grad_fn._saved_mat2.shape)]
+    with lib.no_grad():
+        x.mul_(3)
+    out.sum().backward()
+    return kept + [layer.weight.grad.tolist(), x.grad.tolist()]
+
+
+def test_linear_keeps_only_what_each_gradient_needs():
+    assert _linear_after_in_place(dt)[:4] == [True, True, True, (3, 2)]
+
+
+@pytest.mark.parity
+def test_linear_keeps_what_pytorchs_addmm_keeps(torch):
+    ours, theirs = _linear_after_in_place(dt), _linear_after_in_place(torch)
+    assert ours[:4] == theirs[:4]
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-6)
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-6)
+
+
+def test_linear_gradgradcheck_with_one_operand_constant():
+    w = dt.randn(2, 3, dtype=dt.float64, requires_grad=True)
+    x = dt.randn(4, 3, dtype=dt.float64, requires_grad=True)
+    assert gradgradcheck(lambda a: F.linear(a, w.detach()), (x,))
+    assert gradgradcheck(lambda v: F.linear(x.detach(), v), (w,))
+    assert gradgradcheck(lambda a, v: F.linear(a, v).pow(2).sum(), (x[0].detach().requires_grad_(), w))
+
+
+def _linear_saved_geometry(lib) -> list:
+    out = []
+    for x_grad, w_grad in ((False, True), (True, False), (True, True)):
+        layer = lib.nn.Linear(3, 2)
+        layer.weight.requires_grad_(w_grad)
+        node = layer(lib.randn(4, 3, requires_grad=x_grad)).grad_fn
+        fields = ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
+        out.append([tuple(getattr(node, "_saved_" + f)) for f in fields])
+    return out
+
+
+def test_linear_saved_sizes_and_strides_where_an_operand_is_not_kept():
+    assert _linear_saved_geometry(dt)[0] == [(4, 3), (), (3, 2), (1, 3)]
+
+
+@pytest.mark.parity
+def test_linear_saved_sizes_and_strides_as_pytorchs(torch):
+    assert _linear_saved_geometry(dt) == _linear_saved_geometry(torch)

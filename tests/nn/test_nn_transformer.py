@@ -281,3 +281,34 @@ def test_multihead_attention_parity(kw, call):
         )
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
+
+
+def _encoder_warnings(lib):
+    """An evaluation-mode encoder given a padding mask runs PyTorch's nested-tensor path,
+    which warns once per process that nested tensors are a prototype."""
+    lib.manual_seed(0)
+    enc = lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True), 2)
+    x, pad = lib.randn(2, 4, 8), lib.tensor([[False] * 4, [False, False, True, True]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.no_grad():
+            enc.eval()(x, src_key_padding_mask=pad)
+            enc.eval()(x, src_key_padding_mask=pad)
+    return [str(w.message) for w in caught if "nested tensors" in str(w.message)]
+
+
+def test_the_encoders_nested_path_warns_once():
+    from disttorch import _native_warnings
+
+    _native_warnings._warned_once.discard(_native_warnings.NESTED_PROTOTYPE)
+    assert _encoder_warnings(dt) == [_native_warnings.NESTED_PROTOTYPE]
+    assert _encoder_warnings(dt) == []
+
+
+@pytest.mark.parity
+def test_the_encoders_nested_path_warns_as_pytorchs(torch):
+    from disttorch import _native_warnings
+
+    _native_warnings._warned_once.discard(_native_warnings.NESTED_PROTOTYPE)
+    theirs = _encoder_warnings(torch)  # empty when this process's PyTorch warned already
+    assert _encoder_warnings(dt)[: len(theirs)] == theirs

@@ -217,6 +217,21 @@ def test_register_parametrization_chains_assigns_caches_and_removes():
         parametrize.register_parametrization(lin, "nope", _Scale())
 
 
+def test_assigning_a_parameter_to_a_parametrized_name_is_refused():
+    """A Parameter goes to ``register_parameter`` as in any module, which refuses the name
+    the parametrization's property holds (PyTorch's ``KeyError``); a plain tensor goes
+    through ``right_inverse``. ``lin.weight = lin.weight`` with an identity
+    parametrization assigns a Parameter (the original itself)."""
+    lin = nn.Linear(3, 3)
+    parametrize.register_parametrization(lin, "weight", nn.Identity())
+    with pytest.raises(KeyError, match="attribute 'weight' already exists"):
+        lin.weight = lin.weight
+    with pytest.raises(KeyError, match="attribute 'weight' already exists"):
+        lin.weight = nn.Parameter(dt.zeros(3, 3))
+    lin.bias = nn.Parameter(dt.ones(3))  # not parametrized: replaced as usual
+    assert lin.bias.sum().item() == 3
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("transpose", [False, True])
 def test_fuse_conv_bn_eval_matches_the_pair(transpose):

@@ -535,3 +535,51 @@ def test_shape_argument_errors_as_pytorchs(torch):
     # narrow said its sum message for a start out of range, repeat_interleave raised NumPy's
     # broadcast error, randperm its own words, scatter checked shapes before the src dtype
     assert _shape_argument_errors(dt) == _shape_argument_errors(torch)
+
+
+def _products_after_in_place(lib) -> list:
+    """Matrix products keep each operand only for the other's gradient (PyTorch's rule): an
+    operand that needs no gradient may change in place before backward; ``mm``'s saved
+    fields say what was kept."""
+    lib.manual_seed(0)
+    out = []
+    for product in (
+        lib.mm,
+        lib.matmul,
+        lambda a, w: lib.bmm(a[None], w[None]),
+        lambda a, w: a @ w[0],
+        lambda a, w: lib.einsum("ij,jk->ik", a, w),
+        lambda a, w: lib.einsum("ij,jk,k->i", a, w, a[0]),
+    ):
+        a, w = lib.randn(3, 3), lib.randn(3, 3, requires_grad=True)
+        y = product(a, w)
+        with lib.no_grad():
+            w.mul_(2)  # w is not needed: only a is kept, for w's gradient
+        y.sum().backward()
+        out.append(w.grad.tolist())
+    node = lib.mm(lib.randn(2, 3), lib.randn(3, 4, requires_grad=True)).grad_fn
+    out.append([node._saved_self is None, node._saved_mat2 is None, tuple(node._saved_mat2_sym_sizes)])
+    out.append([tuple(node._saved_self_sym_strides), tuple(node._saved_mat2_sym_strides)])
+    return out
+
+
+def test_products_keep_only_what_each_gradient_needs():
+    assert _products_after_in_place(dt)[-2:] == [[False, True, (3, 4)], [(), (4, 1)]]
+
+
+@pytest.mark.parity
+def test_products_keep_what_pytorchs_keep(torch):
+    ours, theirs = _products_after_in_place(dt), _products_after_in_place(torch)
+    assert ours[-2:] == theirs[-2:]
+    np.testing.assert_allclose(np.array(ours[:-2]), np.array(theirs[:-2]), rtol=1e-5)
+
+
+def test_matmul_gradgradcheck_with_one_operand_constant():
+    a = dt.randn(2, 3, 4, dtype=dt.float64, requires_grad=True)
+    b = dt.randn(4, dtype=dt.float64, requires_grad=True)
+    assert gradgradcheck(lambda x: dt.matmul(x, b.detach()), (a,))
+    assert gradgradcheck(lambda y: dt.matmul(a.detach(), y), (b,))
+    assert gradgradcheck(lambda y: dt.matmul(y, a.detach()[0].t()), (b,))
+    assert gradgradcheck(lambda x: dt.einsum("bij,j->bi", x, b.detach()), (a,))
+    fixed = b.detach().clone()  # (b's own memory moves while gradcheck perturbs it)
+    assert gradgradcheck(lambda x, y: dt.einsum("bij,j,j->b", x, y, fixed), (a, b))

@@ -64,3 +64,35 @@ def test_outputs_as_pytorch(torch, kind, kwargs):
     h_theirs = theirs[1] if kind == "GRU" else theirs[1][0]
     h_ours = ours[1] if kind == "GRU" else ours[1][0]
     np.testing.assert_allclose(h_ours.numpy(), h_theirs.detach().numpy(), rtol=0, atol=5e-7)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("kwargs", CONFIGS, ids=["one", "two_layers", "bidirectional"])
+def test_the_random_stream_after_quantize_dynamic_is_pytorchs(torch, kind, kwargs):
+    """PyTorch's quantized layer draws placeholder weights with ``randn`` in its constructor:
+    a program's next random numbers are the same here."""
+    import torch.ao.quantization as tq
+
+    _quantized(dt, aq, kind, **kwargs)
+    ours = dt.randn(3).tolist()
+    _quantized(torch, tq, kind, **kwargs)
+    assert ours == torch.randn(3).tolist()
+
+
+def _warnings_of(lib, qlib):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qlib.quantize_dynamic(lib.nn.Sequential(lib.nn.Linear(2, 2)), {lib.nn.Linear}, dtype=lib.qint8)
+    return [(w.category.__name__, str(w.message)) for w in caught if w.category is DeprecationWarning]
+
+
+@pytest.mark.parity
+def test_quantize_dynamic_warns_pytorchs_deprecation(torch):
+    import torch.ao.quantization as tq
+
+    ours = _warnings_of(dt, aq)
+    assert ours and ours[0][1].startswith("torch.ao.quantization is deprecated")
+    assert ours == _warnings_of(torch, tq)

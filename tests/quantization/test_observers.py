@@ -60,3 +60,13 @@ def test_qparams_as_pytorch(torch, name, kwargs):
     for a, b in zip(ours.calculate_qparams(), theirs.calculate_qparams(), strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
         assert a.numpy().dtype == b.numpy().dtype
+
+
+def test_with_args_factories_build_new_observers_and_take_callable_args():
+    factory = aq.MinMaxObserver.with_args(quant_min=0).with_args(quant_max=3)
+    first, second = factory(), factory()
+    assert first is not second and (first.quant_min, first.quant_max) == (0, 3)
+    assert repr(factory).endswith("quant_max=3){}")
+    counter = iter(range(5, 10))
+    made = aq.MinMaxObserver.with_args(quant_min=0).with_callable_args(quant_max=lambda: next(counter))
+    assert [made().quant_max, made().quant_max, made(quant_max=9).quant_max] == [5, 6, 9]

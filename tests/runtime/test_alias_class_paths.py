@@ -51,6 +51,8 @@ PROBE = textwrap.dedent("""
     constructors = torch.utils._device._device_constructors()
     print(torch.empty in constructors, torch.tensor in constructors, torch.zeros_like in constructors)
     print(torch.serialization.normalize_storage_type(torch.UntypedStorage))
+    import torch.ao.quantization as tq  # observer factories: partials, their repr and class paths
+    print(tq.get_default_qconfig("x86"), tq.MinMaxObserver.with_args(quant_min=0).with_args(quant_max=3))
 """)
 
 

@@ -21,6 +21,7 @@ from ... import _dtype
 from ..._creation import tensor
 from ..._linspace import linspace_values
 from ..._tensor import Tensor
+from . import observer
 from .observer import _EPS, _UniformObserver
 
 __all__ = ["HistogramObserver"]
@@ -180,3 +181,7 @@ class HistogramObserver(_UniformObserver):
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+# PyTorch defines it in torch.ao.quantization.observer: found (and named) there too
+observer.HistogramObserver = HistogramObserver

@@ -73,8 +73,40 @@ def _resize_to_loaded(module: Module, state_dict: Any, prefix: str, names: tuple
             getattr(module, name).resize_(tuple(state_dict[prefix + name].shape))
 
 
-def _with_args(cls: type, **kwargs: Any) -> functools.partial:
-    return functools.partial(cls, **kwargs)
+class _PartialWrapper:
+    """An observer (or fake-quantize) factory with constructor arguments, as PyTorch's
+    ``with_args`` gives: calling it builds a new instance; ``with_callable_args`` adds
+    arguments computed by a call each time; its repr is PyTorch's (the partial, then the
+    callable arguments: ``functools.partial(<class ...>, ...){}``)."""
+
+    def __init__(self, p: functools.partial) -> None:
+        self.p = p
+        self.callable_args: dict = {}
+
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        computed = {name: make() for name, make in self.callable_args.items() if name not in keywords}
+        return self.p(*args, **computed, **keywords)
+
+    def __repr__(self) -> str:
+        return repr(self.p) + repr(self.callable_args)
+
+    def with_args(self, **kwargs: Any) -> _PartialWrapper:
+        return _with_args(self, **kwargs)
+
+    def with_callable_args(self, **kwargs: Any) -> _PartialWrapper:
+        result = _PartialWrapper(self.p)
+        result.callable_args = {**self.callable_args, **kwargs}
+        return result
+
+
+def _with_args(cls_or_self: Any, **kwargs: Any) -> _PartialWrapper:
+    """``cls_or_self`` with ``kwargs`` bound (a class's ``with_args``, or a factory's)."""
+    return _PartialWrapper(functools.partial(cls_or_self, **kwargs))
+
+
+def _with_callable_args(cls_or_self: Any, **kwargs: Any) -> _PartialWrapper:
+    """``cls_or_self`` with arguments each computed by calling their value per instance."""
+    return _PartialWrapper(functools.partial(cls_or_self)).with_callable_args(**kwargs)
 
 
 class ObserverBase(Module):
@@ -82,6 +114,7 @@ class ObserverBase(Module):
     ``calculate_qparams`` turns them into ``(scale, zero_point)``."""
 
     with_args = classmethod(_with_args)
+    with_callable_args = classmethod(_with_callable_args)
 
     def __init__(self, dtype: Any, is_dynamic: bool = False) -> None:
         super().__init__()

@@ -5,10 +5,11 @@ which ``QConfig``), ``prepare`` (attach observers to the outputs to quantize), `
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from ... import _dtype
+from ... import _dtype, _native_warnings
 from ...nn.modules.linear import Linear
 from ...nn.modules.module import Module
 from ...nn.modules.rnn import GRU, LSTM
@@ -22,6 +23,34 @@ from .quantization_mappings import (
 )
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "swap_module", "quantize_dynamic"]
+
+#: PyTorch 2.13's deprecation of its quantization API, warned at each call of the entry points
+DEPRECATION_WARNING = (
+    "torch.ao.quantization is deprecated and will be removed in 2.10. \n"
+    "For migrations of users: \n"
+    "1. Eager mode quantization (torch.ao.quantization.quantize, "
+    "torch.ao.quantization.quantize_dynamic), please migrate to use torchao eager mode "
+    "quantize_ API instead \n"
+    "2. FX graph mode quantization (torch.ao.quantization.quantize_fx.prepare_fx,"
+    "torch.ao.quantization.quantize_fx.convert_fx, please migrate to use torchao pt2e quantization "
+    "API instead (prepare_pt2e, convert_pt2e) \n"
+    "3. pt2e quantization has been migrated to torchao (https://github.com/pytorch/ao/tree/main/torchao/quantization/pt2e) \n"
+    "see https://github.com/pytorch/ao/issues/2259 for more details"
+)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _deprecated(fn: _F) -> _F:
+    """``fn``, warning :data:`DEPRECATION_WARNING` (a ``DeprecationWarning``) at the program's
+    line on each call, as PyTorch's entry points marked ``@deprecated`` do."""
+
+    @functools.wraps(fn)
+    def warned(*args: Any, **kwargs: Any) -> Any:
+        _native_warnings.warn(DEPRECATION_WARNING, DeprecationWarning)
+        return fn(*args, **kwargs)
+
+    return warned  # type: ignore[return-value]
 
 
 def propagate_qconfig_(
@@ -47,6 +76,7 @@ def _observe_output(module: Module, inputs: Any, output: Any) -> Any:
     return module.activation_post_process(output)
 
 
+@_deprecated
 def prepare(model: Module, inplace: bool = False, allow_list: Any = None, **kwargs: Any) -> Module:
     """Attach an observer (``qconfig.activation()``, as ``activation_post_process``) to the
     output of every ``QuantStub`` and quantizable layer that has a ``qconfig``; run
@@ -77,6 +107,7 @@ def _add_observers(module: Module, observed: tuple) -> None:
             _add_observers(child, observed)
 
 
+@_deprecated
 def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False) -> Module:
     """Quantization-aware training: swap configured layers for their QAT forms (weights
     fake-quantized) and attach ``qconfig.activation()`` fake quantizers to their outputs;
@@ -105,6 +136,7 @@ def swap_module(mod: Module, mapping: dict, custom_module_class_mapping: dict | 
     return mod
 
 
+@_deprecated
 def convert(
     module: Module,
     mapping: dict | None = None,
@@ -140,6 +172,7 @@ def _convert(module: Module, mapping: dict) -> None:
             module._modules[name] = new
 
 
+@_deprecated
 def quantize_dynamic(
     model: Module,
     qconfig_spec: Any = None,

@@ -35,9 +35,19 @@ def _linear_node(ndim: int, bias: bool) -> str:
     return "SqueezeBackward4" if ndim == 1 else "UnsafeViewBackward0"
 
 
-def _transposed_weight(ctx: Function) -> Tensor:
-    """``weight.t()``, the second operand of PyTorch's product for a linear layer."""
-    return Tensor._make(saved(1).value(ctx)._data.T)
+def _transposed_weight(ctx: Function) -> Tensor | None:
+    """``weight.t()``, the second operand of PyTorch's product for a linear layer (None when
+    not kept: the input needed no gradient)."""
+    weight = saved(1).value(ctx)
+    return None if weight is None else Tensor._make(weight._data.T)
+
+
+def _input_geometry(ctx: Function) -> tuple:
+    return ctx.operand_geometry[0]
+
+
+def _weight_geometry(ctx: Function) -> tuple:
+    return ctx.operand_geometry[1]
 
 
 def _linear_fields(ctx: Function) -> dict:
@@ -47,11 +57,14 @@ def _linear_fields(ctx: Function) -> dict:
         return {
             "alpha": lambda ctx: 1,
             "beta": lambda ctx: 1,
-            **operand_fields("mat1", saved(0)),
-            **operand_fields("mat2", _transposed_weight),
+            **operand_fields("mat1", saved(0), _input_geometry),
+            **operand_fields("mat2", _transposed_weight, _weight_geometry),
         }
     if name == "MmBackward0":
-        return {**operand_fields("self", saved(0)), **operand_fields("mat2", _transposed_weight)}
+        return {
+            **operand_fields("self", saved(0), _input_geometry),
+            **operand_fields("mat2", _transposed_weight, _weight_geometry),
+        }
     return {}
 
 
@@ -81,7 +94,14 @@ class LinearFunction(Function):
             out = blas_matmul(_rows(xa), wa.T).reshape(xa.shape[:-1] + wa.shape[:1])
         if b is not None:
             out += b._data
-        ctx.save_for_backward(x, w)
+        # as PyTorch's addmm/mm: the input only for the weight's gradient, the weight only for
+        # the input's (so changing the other in place before backward is no error)
+        need_x, need_w = ctx.needs_input_grad[:2] or (True, True)  # (nothing recorded: no matter)
+        ctx.save_for_backward(x if need_w else None, w if need_x else None)
+        ctx.operand_geometry = (  # the product's operands: sizes, and strides where one needs a gradient
+            (xa.shape, x.stride() if need_x else ()),
+            (wa.shape[::-1], w.stride()[::-1] if need_w else ()),
+        )
         ctx._node_name = _linear_node(xa.ndim, b is not None)
         ctx.input_ndim = xa.ndim
         return out
@@ -124,23 +144,23 @@ class LinearGrad(Function):
     @staticmethod
     def forward(ctx, g, x, w, needs):
         need_x, need_w, need_b = needs
-        ga, xa = _rows(g._data), _rows(x._data)
+        ga = _rows(g._data)
         ctx.save_for_backward(g, x, w)
         ctx.set_materialize_grads(False)  # an unused gradient stays None, not zeros of shape ()
         products = {"x": (ga, w._data)} if need_x else {}
         if need_w:
-            products["w"] = (ga.T, xa)
+            products["w"] = (ga.T, _rows(x._data))
         bias: list = []  # (summed by this thread while the op's other threads finish the products)
         meanwhile = (lambda: bias.append(column_sum(ga))) if need_b else None
         grads = dict(zip(products, matmuls(list(products.values()), meanwhile=meanwhile)))  # side by side
-        gx = grads["x"].reshape(x.shape) if need_x else None
+        gx = grads["x"].reshape(g.shape[:-1] + w.shape[1:]) if need_x else None
         return gx, grads.get("w"), bias[0] if need_b else None
 
     @staticmethod
     def backward(ctx, ggx, ggw, ggb):
         g, x, w = ctx._checked_saved()
         need_g, need_x, need_w = ctx.needs_input_grad[:3]
-        g2, x2 = _rows(g), _rows(x)
+        g2 = _rows(g)  # x was kept only when the weight needed a gradient (then ggw may exist)
         ggx2 = _rows(ggx) if ggx is not None else None
         dg = None
         if need_g:  # d<ggx, g W> + d<ggw, g.T x> + d<ggb, sum g>
@@ -148,7 +168,7 @@ class LinearGrad(Function):
                 t
                 for t in (
                     ggx2.matmul(w.t()) if ggx2 is not None else None,
-                    x2.matmul(ggw.t()) if ggw is not None else None,
+                    _rows(x).matmul(ggw.t()) if ggw is not None else None,
                     ggb.expand(g2.shape) if ggb is not None else None,
                 )
                 if t is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ... import _creation
+from ..._creation import full
 from ..._tensor import Tensor
 from ..functional import activation as F
 from ..parameter import Parameter
@@ -289,7 +289,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(_creation.full((num_parameters,), float(init), device=device, dtype=dtype))
+        self.weight = Parameter(full((num_parameters,), float(init), device=device, dtype=dtype))
 
     def reset_parameters(self) -> None:
         """Set every slope back to ``init``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import _creation
+from ..._creation import empty
 from ..._tensor import Tensor
 from .. import init
 from ..functional.attention import multi_head_attention_forward
@@ -66,7 +66,7 @@ class MultiheadAttention(Module):
             raise AssertionError("embed_dim must be divisible by num_heads")
 
         def param(*shape: int) -> Parameter:
-            return Parameter(_creation.empty(*shape, device=device, dtype=dtype))
+            return Parameter(empty(*shape, device=device, dtype=dtype))
 
         if self._qkv_same_embed_dim:
             self.in_proj_weight = param(3 * embed_dim, embed_dim)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Mapping
 
-from ... import _creation
+from ..._creation import empty, ones, tensor, zeros
 from ..._dtype import int64
 from ..._tensor import Tensor
 from ...autograd.function import note_use
@@ -54,16 +54,16 @@ class _NormBase(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         has_bias = affine and bias
         self.register_parameter(
-            "weight", Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if affine else None
+            "weight", Parameter(empty(num_features, device=device, dtype=dtype)) if affine else None
         )
         self.register_parameter(
             "bias",
-            Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if has_bias else None,
+            Parameter(empty(num_features, device=device, dtype=dtype)) if has_bias else None,
         )
         if track_running_stats:
-            self.register_buffer("running_mean", _creation.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", _creation.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64, device=device))
+            self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -109,7 +109,7 @@ class _NormBase(Module):
         key = prefix + "num_batches_tracked"
         if self.track_running_stats and key not in state_dict:
             state_dict = dict(state_dict)
-            state_dict[key] = _creation.tensor(0, dtype=int64)
+            state_dict[key] = tensor(0, dtype=int64)
         super()._load_from_state_dict(
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )

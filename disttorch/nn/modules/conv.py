@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import _creation
+from ..._creation import empty
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -93,9 +93,9 @@ class _ConvNd(Module):
         # F.pad order (last dim first, (left, right) each) for non-zero padding modes
         self._reversed_padding_repeated_twice = self._explicit_padding()
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
-        self.weight = Parameter(_creation.empty((*shape, *self.kernel_size), device=device, dtype=dtype))
+        self.weight = Parameter(empty((*shape, *self.kernel_size), device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(_creation.empty(out_channels, device=device, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import _creation
+from ..._creation import empty
 from ..._tensor import Tensor
 from .. import init
 from ..functional.linear import bilinear, linear
@@ -18,7 +18,7 @@ __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 def _empty_param(*shape: int, device: Any = None, dtype: Any = None) -> Parameter:
-    return Parameter(_creation.empty(shape, device=device, dtype=dtype))
+    return Parameter(empty(shape, device=device, dtype=dtype))
 
 
 class Identity(Module):

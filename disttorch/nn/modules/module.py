@@ -23,6 +23,7 @@ from ..._buffers import typename
 from ..._compile import check_arguments
 from ..._public_name import package_name
 from ..._tensor import Tensor, _wants_meta
+from ..._torch_function import handle_torch_function, has_torch_function_unary
 from ...autograd import grad_mode
 from ...utils._swap_tensors import swap_tensors
 from ...utils.hooks import RemovableHandle
@@ -732,14 +733,15 @@ class Module(StateDictHooks):
             value = state_dict[key]
             if not isinstance(value, Tensor) and hasattr(value, "__array__"):
                 value = Tensor._make(np.asarray(value))  # NumPy arrays and array-likes
-            if not isinstance(value, Tensor):
+            tensor_like = not isinstance(value, Tensor) and has_torch_function_unary(value)
+            if not isinstance(value, Tensor) and not tensor_like:
                 error_msgs.append(
                     f'While copying the parameter named "{key}", expected '
-                    f"disttorch.Tensor from checkpoint but "
+                    f"{package_name()}.Tensor or Tensor-like object from checkpoint but "
                     f"received {type(value)}"
                 )
                 continue
-            if value._data.shape != current._data.shape:
+            if tuple(value.shape) != current._data.shape:
                 error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape "
                     f"{value.shape} from checkpoint, the shape in current model "
@@ -767,6 +769,9 @@ class Module(StateDictHooks):
                         setattr(self, name, value)
                     else:
                         self._buffers[name] = value.detach()
+                elif tensor_like:  # its __torch_function__ does the copy (a lazy loader's tensor)
+                    with grad_mode.no_grad():
+                        handle_torch_function(Tensor.copy_, (value,), current, value)
                 else:
                     _copy_into(current, value)
             except Exception as ex:  # reported with the other errors, as PyTorch does

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ... import _creation
+from ..._creation import empty
 from ..._tensor import Tensor
 from .. import init
 from ..functional.norm_extra import cross_map_lrn2d, local_response_norm, rms_norm
@@ -44,10 +44,10 @@ class LayerNorm(Module):
         shape = self.normalized_shape
         self.register_parameter(
             "weight",
-            Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if elementwise_affine else None,
+            Parameter(empty(*shape, device=device, dtype=dtype)) if elementwise_affine else None,
         )
         self.register_parameter(
-            "bias", Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if has_bias else None
+            "bias", Parameter(empty(*shape, device=device, dtype=dtype)) if has_bias else None
         )
         self.reset_parameters()
 
@@ -98,11 +98,11 @@ class GroupNorm(Module):
         self.eps, self.affine = eps, affine
         has_bias = affine and bias
         self.register_parameter(
-            "weight", Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if affine else None
+            "weight", Parameter(empty(num_channels, device=device, dtype=dtype)) if affine else None
         )
         self.register_parameter(
             "bias",
-            Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if has_bias else None,
+            Parameter(empty(num_channels, device=device, dtype=dtype)) if has_bias else None,
         )
         self.reset_parameters()
 
@@ -147,7 +147,7 @@ class RMSNorm(Module):
         self.eps, self.elementwise_affine = eps, elementwise_affine
         self.register_parameter(
             "weight",
-            Parameter(_creation.empty(*self.normalized_shape, device=device, dtype=dtype))
+            Parameter(empty(*self.normalized_shape, device=device, dtype=dtype))
             if elementwise_affine
             else None,
         )

@@ -15,7 +15,7 @@ import numbers
 import warnings
 from typing import Any
 
-from ... import _creation
+from ..._creation import empty, zeros
 from ..._tensor import Tensor
 from ...autograd.function import named_node
 from ...ops.indexing import index_select
@@ -112,7 +112,7 @@ class RNNBase(Module):
                 names = []
                 for base, shape in shapes:
                     name = base + suffix
-                    setattr(self, name, Parameter(_creation.empty(*shape, device=device, dtype=dtype)))
+                    setattr(self, name, Parameter(empty(*shape, device=device, dtype=dtype)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -276,8 +276,8 @@ class RNNBase(Module):
         w0 = self._flat_weights[0]
         c_expected = (expected[0], expected[1], self.hidden_size)
         if hx is None:
-            h0 = _creation.zeros(*expected, dtype=w0.dtype)
-            c0 = _creation.zeros(*c_expected, dtype=w0.dtype) if is_lstm else None
+            h0 = zeros(*expected, dtype=w0.dtype)
+            c0 = zeros(*c_expected, dtype=w0.dtype) if is_lstm else None
         else:
             h0 = parts[0]
             if is_lstm:
@@ -472,15 +472,11 @@ class RNNCellBase(Module):
     ) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(
-            _creation.empty(num_chunks * hidden_size, input_size, device=device, dtype=dtype)
-        )
-        self.weight_hh = Parameter(
-            _creation.empty(num_chunks * hidden_size, hidden_size, device=device, dtype=dtype)
-        )
+        self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, device=device, dtype=dtype))
+        self.weight_hh = Parameter(empty(num_chunks * hidden_size, hidden_size, device=device, dtype=dtype))
         if bias:
-            self.bias_ih = Parameter(_creation.empty(num_chunks * hidden_size, device=device, dtype=dtype))
-            self.bias_hh = Parameter(_creation.empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -523,8 +519,8 @@ class RNNCellBase(Module):
             )
         batch = input.shape[0]
         if parts is None:
-            zeros = _creation.zeros(batch, self.hidden_size, dtype=input.dtype)
-            parts = [zeros, zeros] if is_lstm else [zeros]
+            hidden = zeros(batch, self.hidden_size, dtype=input.dtype)
+            parts = [hidden, hidden] if is_lstm else [hidden]
         for i, p in enumerate(parts):
             if p.shape[0] != batch:
                 raise RuntimeError(

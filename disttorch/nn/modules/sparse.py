@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import _creation
+from ..._creation import empty
 from ..._tensor import Tensor
 from .. import init
 from ..functional.embedding_bags import embedding_bag
@@ -53,7 +53,7 @@ class Embedding(Module):
         self.sparse = sparse
         if _weight is None:
             self.weight = Parameter(
-                _creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
+                empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
                 requires_grad=not _freeze,
             )
             self.reset_parameters()
@@ -147,9 +147,7 @@ class EmbeddingBag(Module):
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
         if _weight is None:
-            self.weight = Parameter(
-                _creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
-            )
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:

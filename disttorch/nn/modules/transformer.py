@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import _creation
+from ... import _creation, _native_warnings
 from ..._dtype import float32
 from ..._tensor import Tensor
 from ...autograd.autocast_state import is_autocast_enabled
@@ -307,12 +307,15 @@ class TransformerEncoder(Module):
         first = self.layers[0] if len(self.layers) else None
         batch_first = first.self_attn.batch_first if first is not None else False
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, batch_first))
+        nested = self._nested_path(src, mask, src_key_padding_mask)
+        if nested:  # PyTorch makes a nested tensor of the strided layout here, which warns once
+            _native_warnings.warn(_native_warnings.NESTED_PROTOTYPE, once=True)
         output = src
         for mod in self.layers:
             output = mod(
                 output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
             )
-        if self._nested_path(src, mask, src_key_padding_mask):
+        if nested:
             padded = Tensor._make(src_key_padding_mask._data != 0)
             output = output.masked_fill(padded.unsqueeze(-1), 0.0)  # batch_first: (N, S, E)
         if self.norm is not None:

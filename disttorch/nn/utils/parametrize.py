@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import numpy as np
 
@@ -162,21 +161,12 @@ class ParametrizationList(ModuleList):
         return x
 
 
-def _parametrized_setattr(self: Module, name: str, value: Any) -> None:
-    """Assigning a parametrized tensor goes through its property (right_inverse), even a Parameter."""
-    if is_parametrized(self, name):
-        object.__setattr__(self, name, value)
-    else:
-        type(self).__bases__[0].__setattr__(self, name, value)
-
-
 def _inject_new_class(module: Module) -> None:
     cls = module.__class__
     module.__class__ = type(
         f"Parametrized{cls.__name__}",
         (cls,),
         {
-            "__setattr__": _parametrized_setattr,
             "__module__": cls.__module__,
             "__getstate__": _refuse_pickle,
             "__deepcopy__": _deepcopy,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...... import _dtype
+from ......_random import randn
 from ......_tensor import Tensor
 from ......nn.modules.container import ModuleList
 from ......nn.modules.module import Module
@@ -84,6 +85,19 @@ class _DynamicRNN(Module):
         self.proj_size, self.mode, self.training = 0, self._mode, False
         self.dtype = _dtype.qint8
         self._all_weight_values = ModuleList([])
+        self._draw_placeholders()
+
+    def _draw_placeholders(self) -> None:
+        """PyTorch's constructor fills its packed parameters with ``randn`` placeholders
+        (weights and biases per layer and direction, replaced by ``from_float``'s): drawn
+        here too, so the random numbers after ``quantize_dynamic`` are PyTorch's."""
+        gates = {"LSTM": 4, "GRU": 3}[self._mode] * self.hidden_size
+        directions = 2 if self.bidirectional else 1
+        for layer in range(self.num_layers):
+            width = self.input_size if layer == 0 else self.hidden_size * directions
+            for _ in range(directions):
+                for shape in ((gates, width), (gates, self.hidden_size), (gates,), (gates,)):
+                    randn(*shape)
 
     extra_repr = RNNBase.extra_repr
 
