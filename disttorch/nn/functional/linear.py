@@ -108,10 +108,7 @@ class LinearFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, w = ctx._checked_saved()
-        need_x, need_w = ctx.needs_input_grad[:2]
-        # dx = g W reads W only, dW = g^T x reads x only: a recorded gradient depends on them so
-        x, w = (x if need_w else x.detach()), (w if need_x else w.detach())
+        x, w = ctx._checked_saved()  # each kept only where the other's gradient reads it
         return LinearGrad.apply(g, x, w, ctx.needs_input_grad)
 
     @property
