@@ -519,8 +519,7 @@ def full_like(
 def _number(v: Any) -> Any:
     """A Python number from a number, a NumPy scalar (as PyTorch reads it: ``np.True_`` is
     1.0) or a one-element tensor."""
-    if type(v) is int and not -(2**63) <= v < 2**64:  # PyTorch reads an int as int64, then uint64
-        raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
+    _dtype.check_python_int(v)  # PyTorch reads an int as int64, then uint64
     return v.item() if isinstance(v, Tensor) else _dtype.python_scalar(v)
 
 

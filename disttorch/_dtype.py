@@ -349,6 +349,7 @@ def checked_scalar(value: Any, rt: np.dtype, type_name: str | None = None) -> An
     type; a negative int into uint8 wraps while its magnitude fits), else the value.
     ``type_name``: the type's name in the message (default: its C name, as ``fill_`` says)."""
     kind = rt.kind
+    check_python_int(value)
     if value.__class__ is builtins.bool or kind == "b":
         return value
     if not isinstance(value, (builtins.int, builtins.float, builtins.complex)):
@@ -499,13 +500,23 @@ def python_scalar(x):
     return builtins.float(x) if isinstance(x, (np.floating, np.bool_)) else x
 
 
+def check_python_int(v) -> None:
+    """PyTorch's refusal of a Python int it cannot read as an int64 nor as a uint64 (an
+    operand, a fill value): ``OverflowError``, as its argument parser raises."""
+    if type(v) is builtins.int and not -(2**63) <= v < 2**64:
+        raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
+
+
 def result_type(a, b) -> np.dtype:
     """NumPy dtype of a binary op's result under PyTorch's rules.
 
-    ``a`` and ``b`` are NumPy arrays or Python scalars (bool, int, float).
+    ``a`` and ``b`` are NumPy arrays or Python scalars (bool, int, float); an int past what
+    PyTorch reads raises its ``OverflowError``.
     """
     a_arr = isinstance(a, np.ndarray)
     b_arr = isinstance(b, np.ndarray)
+    check_python_int(a)
+    check_python_int(b)
     if a_arr and b_arr:
         da, db = a.dtype, b.dtype
         if da is db or da == db:

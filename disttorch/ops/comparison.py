@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import python_scalar, result_type, scalar_type_name
+from .._dtype import check_python_int, python_scalar, result_type, scalar_type_name
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
@@ -100,6 +100,7 @@ def _operand(x: Any) -> Any:
         return x._data
     if isinstance(x, (list, tuple)):
         return np.asarray(x)
+    check_python_int(x)
     return python_scalar(x) if isinstance(x, np.generic) else x
 
 

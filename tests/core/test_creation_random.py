@@ -59,7 +59,7 @@ def _ragged_errors(lib) -> list:
 def _huge_int_answers(lib) -> list:
     """Python ints past int64: PyTorch's parser infers a dtype from the numbers' types alone
     (an int among floats is a float; ints alone are int64, which such an int overflows) and
-    reads a scalar as int64, then uint64."""
+    reads a scalar (a constructor's, an operand, a fill value) as int64, then uint64."""
     calls = [
         lambda: lib.tensor(2**64),
         lambda: lib.tensor([1, 2**63]),
@@ -72,6 +72,12 @@ def _huge_int_answers(lib) -> list:
         lambda: lib.full((2,), 2**64),
         lambda: lib.full((1,), -(2**63) - 1, dtype=lib.float64),
         lambda: lib.full((1,), 2**63, dtype=lib.uint64),
+        lambda: lib.zeros(2) + 2**64,  # an operand, a fill value, a comparison's other side
+        lambda: lib.zeros(2) * -(2**64),
+        lambda: lib.zeros(2).add(2**63),
+        lambda: lib.zeros(2).fill_(2**64),
+        lambda: lib.zeros(2).masked_fill(lib.tensor([True, False]), 2**70),
+        lambda: lib.zeros(2) < 2**64,
     ]
     out = []
     for call in calls:
@@ -87,7 +93,8 @@ def test_huge_python_ints_in_constructors():
     got = _huge_int_answers(torch)
     assert got[0] == got[1] == ("ValueError", "Overflow when unpacking long long")
     assert got[2] == ("float32", [[1.5], [float(np.float32(2**70))]])
-    assert got[8] == ("OverflowError", "int too big to convert")
+    assert got[8] == got[11] == got[14] == ("OverflowError", "int too big to convert")
+    assert got[12] == ("OverflowError", "can't convert negative int to unsigned")
 
 
 @pytest.mark.parity
