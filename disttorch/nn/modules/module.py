@@ -741,7 +741,7 @@ class Module(StateDictHooks):
                     f"received {type(value)}"
                 )
                 continue
-            if tuple(value.shape) != current._data.shape:
+            if (tuple(value.shape) if tensor_like else value._data.shape) != current._data.shape:
                 error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape "
                     f"{value.shape} from checkpoint, the shape in current model "
