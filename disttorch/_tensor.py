@@ -767,6 +767,12 @@ class Tensor(metaclass=_TensorMeta):
         return object.__format__(self, spec)
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
+        if self.grad_fn is not None:  # as PyTorch's: a graph's result cannot be copied
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+                "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+                "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+            )
         if type(self).__torch_dispatch__ is not Tensor.__torch_dispatch__:
             return _deepcopy_wrapper(self, memo)
         import copy

@@ -149,3 +149,20 @@ def test_pickles_of_the_former_form_still_load():
     p = _rebuild_parameter(np.ones((2, 2)), False, {"tag": 1})
     assert t.tolist() == [0.0, 1.0, 2.0] and t.requires_grad
     assert type(p) is dt.nn.Parameter and p.tag == 1 and not p.requires_grad
+
+
+def test_deepcopy_of_a_graph_result_raises_as_pytorchs():
+    x = dt.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Only Tensors created explicitly by the user \(graph leaves\)"):
+        copy.deepcopy([x, x * 2])
+    assert copy.deepcopy((x * 2).detach()).tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parity
+def test_deepcopy_of_a_graph_result_raises_pytorchs_message(torch):
+    messages = []
+    for L in (dt, torch):
+        with pytest.raises(RuntimeError) as info:
+            copy.deepcopy(L.ones(2, requires_grad=True) * 2)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
