@@ -19,29 +19,10 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._array_base import owning_array
+from ._array_base import copy_memory, owning_array, root_bytes
 from ._tensor import Tensor, device
 
 __all__ = ["TypedStorage", "UntypedStorage", "is_storage", "owning_array"]
-
-
-def root_bytes(arr: np.ndarray) -> np.ndarray:
-    """The bytes of the memory ``arr`` lies in (1-D uint8, shared with ``arr``): the buffer of
-    the array that owns it, or ``arr``'s own span when that owner is not one dense block."""
-    root = owning_array(arr)
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):
-        root = arr if arr.flags.c_contiguous or arr.flags.f_contiguous else _span(arr)
-    return root.reshape(-1, order="A").view(np.uint8)
-
-
-def _span(arr: np.ndarray) -> np.ndarray:
-    """The bytes from ``arr``'s lowest to its highest address, as one 1-D uint8 view."""
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.uint8)
-    extent = sum(abs(s) * (n - 1) for s, n in zip(arr.strides, arr.shape)) + arr.itemsize
-    lowest = arr[tuple(slice(n - 1, n) if s < 0 else slice(0, 1) for s, n in zip(arr.strides, arr.shape))]
-    first = lowest.reshape(-1).view(np.uint8)
-    return np.lib.stride_tricks.as_strided(first, shape=(extent,), strides=(1,))
 
 
 class UntypedStorage:
@@ -141,6 +122,10 @@ class UntypedStorage:
             raise RuntimeError(f"copy_: sizes differ ({source.nbytes()} bytes into {self.nbytes()})")
         self._bytes[...] = source._bytes
         return self
+
+    def __deepcopy__(self, memo: dict) -> UntypedStorage:
+        """A copy of these bytes, shared with the deep copies of the tensors over them."""
+        return UntypedStorage(copy_memory(self._bytes, memo))
 
     def clone(self) -> UntypedStorage:
         return UntypedStorage(self._bytes.copy())

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from . import _dtype, _inference, _layout, _memory_format
+from ._array_base import copy_memory, memory_layout, window
 from ._dtype import dtype as _dtype_cls
 from ._grad_flag import grad_enabled
 from ._inference import INFERENCE
@@ -235,7 +236,9 @@ class Tensor(metaclass=_TensorMeta):
         return t
 
     def __reduce_ex__(self, protocol: int):
-        args = (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg and self.grad_fn is None)
+        # as PyTorch's: the whole storage, and the tensor's offset and strides in it
+        raw, layout = memory_layout(self._data)
+        args = (raw, self._rg and self.grad_fn is None, layout)
         kind = type(self)
         if kind is Tensor or is_disttorch_class(kind):
             return (_rebuild_tensor, args)
@@ -764,16 +767,24 @@ class Tensor(metaclass=_TensorMeta):
         return object.__format__(self, spec)
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
+        if self.grad_fn is not None:  # as PyTorch's: a graph's result cannot be copied
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+                "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+                "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+            )
         if type(self).__torch_dispatch__ is not Tensor.__torch_dispatch__:
             return _deepcopy_wrapper(self, memo)
+        import copy
+
         t = type(self).__new__(type(self))
-        Tensor._init_state(t, self._data.copy(order="K"))  # strides kept, as PyTorch's preserve_format
+        # as PyTorch's: its whole storage copied once per deep copy (so views still share one),
+        # and the same offset and strides
+        Tensor._init_state(t, copy_memory(self._data, memo))
         t._rg = self._rg and self.grad_fn is None
         if self._grad is not None:
-            t._grad = Tensor._make(self._grad._data.copy(order="K"))
+            t._grad = copy.deepcopy(self._grad, memo)
         if hasattr(self, "__dict__"):
-            import copy
-
             for k, v in self.__dict__.items():
                 t.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = t
@@ -1037,8 +1048,10 @@ def _real_item(t: Tensor, c_type: str) -> Any:
     return v
 
 
-def _rebuild_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:
-    t = Tensor._make(arr)
+def _rebuild_tensor(arr: np.ndarray, requires_grad: bool, layout: tuple | None = None) -> Tensor:
+    """A pickled tensor: the bytes of its memory and its ``layout`` in them (``memory_layout``),
+    or, without a layout (as pickled before layouts were kept), its elements."""
+    t = Tensor._make(arr if layout is None else window(arr, layout))
     t._rg = requires_grad
     return t
 

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._array_base import memory_layout
+from .._memory_format import preserve_format
+from .._tensor import Tensor, _rebuild_tensor
 from .._torch_function import _disabled_torch_function_impl, has_torch_function
 
 __all__ = [
@@ -99,15 +101,25 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """As PyTorch's: a parameter over a clone of the data alone (its layout kept when dense,
+        its storage its own), with ``requires_grad``; ``.grad`` and attributes are not copied."""
+        if type(self).__torch_dispatch__ is not Tensor.__torch_dispatch__:
+            return super().__deepcopy__(memo)  # a subclass keeping its data itself: its clone()
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.data.clone(memory_format=preserve_format), self.requires_grad)
+        return memo[id(self)]
+
     def __reduce_ex__(self, protocol: int):
-        return (
-            _rebuild_parameter,
-            (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg, dict(self.__dict__)),
-        )
+        raw, layout = memory_layout(self._data)  # its whole storage, offset and strides, as PyTorch's
+        return (_rebuild_parameter, (raw, self._rg, dict(self.__dict__), layout))
 
 
-def _rebuild_parameter(arr: np.ndarray, requires_grad: bool, state: dict) -> Parameter:
-    p = Parameter(Tensor._make(arr), requires_grad)
+def _rebuild_parameter(
+    arr: np.ndarray, requires_grad: bool, state: dict, layout: tuple | None = None
+) -> Parameter:
+    """A pickled parameter: as ``_tensor._rebuild_tensor``, with its attributes ``state``."""
+    p = Parameter(_rebuild_tensor(arr, False, layout), requires_grad)
     p.__dict__.update(state)
     return p
 
@@ -169,6 +181,12 @@ class UninitializedTensorMixin:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo: dict) -> UninitializedTensorMixin:
+        """Another placeholder of the same kind, ``requires_grad`` and dtype, as PyTorch's."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, None, self.dtype)
+        return memo[id(self)]
 
 
 def is_lazy(param: Any) -> bool:

@@ -250,10 +250,14 @@ def test_pickle_and_deepcopy():
 def test_deepcopy_keeps_a_dense_layout():
     # as PyTorch's: a transposed or channels-last tensor (and its .grad) keeps its strides, so a
     # copied model runs the same products (the same bits) as the original
-    w = dt.nn.Parameter(dt.randn(4, 6).t())
+    w = dt.randn(4, 6).t().requires_grad_()
     w.grad = dt.randn(4, 6).t()
     c = copy.deepcopy(w)
     assert c.stride() == w.stride() == (1, 6) and c.grad.stride() == (1, 6)
+    p = dt.nn.Parameter(w.detach())
+    p.grad = w.grad
+    c = copy.deepcopy(p)  # a parameter is cloned, without its .grad (PyTorch's Parameter.__deepcopy__)
+    assert c.stride() == (1, 6) and c.grad is None
     x = dt.randn(2, 3, 4, 5).permute(0, 2, 3, 1)
     assert copy.deepcopy(x).stride() == x.stride() and copy.deepcopy(x).tolist() == x.tolist()
 
