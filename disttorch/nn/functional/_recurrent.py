@@ -90,7 +90,7 @@ class RecurrentLayerFunction(Function):
             )
             outs = (y, hn, cn)
         elif mode == "GRU":
-            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, post)
+            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse)
             outs = (y, hn)
         else:
             y, hn, saved = K.rnn_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, mode == "RNN_RELU")
