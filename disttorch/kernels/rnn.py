@@ -17,7 +17,8 @@ it takes ``xw`` and ``W_hhᵀ`` with the rows of the sigmoid gates already halve
 (a cell) the caller instead passes the scale as ``post_scale``, applied to each step's
 ``h @ W_hhᵀ``, which spares preparing the weights. The GRU kernel follows PyTorch's
 ``gru_cell`` step by step, with ``kernels/sigmoid.py``'s ``sigmoid`` and ``vml.py``'s ``tanh``
-(PyTorch's bits where those give them). Biases that add linearly
+(PyTorch's bits where those give them); so does the one-step LSTM kernel (an ``LSTMCell``)
+with its ``lstm_cell``. Biases that add linearly
 (``b_hh`` of RNN and LSTM) are folded into ``xw`` by the caller. Backward walks the steps in the opposite
 order and returns the gate gradients of every step as one ``(N, G)`` array, so the caller
 forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix product each.
@@ -50,6 +51,8 @@ __all__ = [
     "gru_backward",
     "gru_forward",
     "lstm_backward",
+    "lstm_cell_backward",
+    "lstm_cell_forward",
     "lstm_forward",
     "rnn_backward",
     "rnn_forward",
@@ -247,6 +250,50 @@ def lstm_backward(
         cell.gates_grad(dht, gates[s:e], cprev[s:e], tcs[s:e], dc[:b], d)
         product(d, dh[:b])
     return dgates, dh, dc, hprev, dh_out, hc
+
+
+def lstm_cell_forward(
+    xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.ndarray | None
+) -> tuple:
+    """One LSTM step in PyTorch's composition (its ``lstm_cell``): with ``xw = x W_ihᵀ + b_ih``
+    and ``gates = (h W_hhᵀ + b_hh) + xw``, ``i, f, o = sigmoid(...)``, ``g = tanh(...)``,
+    ``c' = f * c + i * g``, ``h' = o * tanh(c')``, each rounded as PyTorch's kernels round it
+    (unlike :func:`lstm_forward`, no halved weights nor folded biases). Returns ``(h', c',
+    saved)``; ``xw`` (the caller's temporary) is overwritten with the activated gates."""
+    b, hs = c0.shape
+    gates = np.empty_like(xw)
+    StepProduct(w_hh_t, b, 1)(h0, gates)
+    if b_hh is not None:
+        gates += b_hh
+    gates += xw
+    blocks = gates.reshape(b, 4, hs)
+    # PyTorch's sigmoid of each gate walks the gate's rows: i's, f's and o's rows, gathered
+    ifo = blocks[:, [0, 1, 3]]
+    blocks[:, [0, 1, 3]] = sigmoid(ifo.reshape(3 * b, hs), rows=True).reshape(b, 3, hs)
+    blocks[:, 2] = tanh(blocks[:, 2])
+    i, f, g, o = (blocks[:, k] for k in range(4))
+    c = f * c0
+    c += i * g
+    tc = tanh(c)
+    return o * tc, c, (gates, c0, tc)
+
+
+def lstm_cell_backward(dh: np.ndarray, dc: np.ndarray, saved: tuple) -> np.ndarray:
+    """The gate pre-activation gradients ``(B, 4H)`` of :func:`lstm_cell_forward`'s step from
+    those of ``h'`` and ``c'``, formed as PyTorch's autograd forms them; ``dc`` becomes the
+    gradient of ``c`` (in place)."""
+    gates, c0, tc = saved
+    b, hs = c0.shape
+    i, f, g, o = (gates[:, k * hs : (k + 1) * hs] for k in range(4))
+    d = np.empty_like(gates)
+    di, df, dg, do = (d[:, k * hs : (k + 1) * hs] for k in range(4))
+    dc += tanh_grad(dh * o, tc)  # the cell state's two gradients (either order: two terms)
+    sigmoid_grad(dh * tc, o, do)
+    sigmoid_grad(dc * g, i, di)
+    sigmoid_grad(dc * c0, f, df)
+    dg[...] = tanh_grad(dc * i, g)
+    dc *= f
+    return d
 
 
 # ------------------------------------------------------------------------------- GRU

@@ -1,4 +1,5 @@
-"""GRU and GRUCell in float32 round as PyTorch's CPU composition (its ``gru_cell``): the
+"""GRU, GRUCell and LSTMCell in float32 round as PyTorch's CPU compositions (its ``gru_cell``,
+``lstm_cell``; its float32 LSTM layer runs oneDNN's kernel instead): the
 outputs and gradients are PyTorch's bits, once ``tanh`` and the matrix products give
 PyTorch's bits too. The tests swap in the oracle's ``tanh`` and take inputs and weights on a
 coarse dyadic grid, whose products are exact in any summation order (BLAS libraries add in
@@ -19,7 +20,7 @@ from disttorch.kernels.vec_exp import compiled_exp
 
 @pytest.fixture
 def torch_tanh(torch, monkeypatch):
-    """The GRU kernel's ``tanh`` replaced by PyTorch's own (and the compiled ``sigmoid``,
+    """The recurrent kernels' ``tanh`` replaced by PyTorch's own (and the compiled ``sigmoid``,
     which takes PyTorch's steps, required)."""
     if not compiled_exp():
         pytest.skip("float32 sigmoid takes PyTorch's steps only with numba")
@@ -30,17 +31,24 @@ def torch_tanh(torch, monkeypatch):
 
 
 def _run(lib, kind: str, x: np.ndarray, h: np.ndarray, params: list, threads: int) -> list:
+    """The output, then the gradients of the input, the state(s) and the parameters (an
+    LSTM cell: ``h'``, ``c'``, then those of ``x``, ``h``, ``c`` and the parameters; its
+    cell state starts at ``h / 2``)."""
     lib.set_num_threads(threads)
     m = getattr(lib.nn, kind)(x.shape[-1], h.shape[-1])
     with lib.no_grad():
         for p, a in zip(m.parameters(), params):
             p.copy_(lib.from_numpy(a))
-    xt, ht = (lib.from_numpy(a.copy()).requires_grad_(True) for a in (x, h))
-    out = m(xt, ht)
-    y = out[0] if kind == "GRU" else out
-    g = np.random.default_rng(5).standard_normal(tuple(y.shape)).astype(np.float32)
-    y.backward(lib.from_numpy(g))
-    return [t.detach().numpy() for t in (y, xt.grad, ht.grad, *(p.grad for p in m.parameters()))]
+    states = (h, h / 2) if kind == "LSTMCell" else (h,)
+    xt, *st = (lib.from_numpy(a.copy()).requires_grad_(True) for a in (x, *states))
+    out = m(xt, tuple(st) if kind == "LSTMCell" else st[0])
+    ys = list(out) if kind == "LSTMCell" else [out[0] if kind == "GRU" else out]
+    rng = np.random.default_rng(5)
+    grads = [lib.from_numpy(rng.standard_normal(tuple(y.shape)).astype(np.float32)) for y in ys]
+    lib.autograd.backward(ys, grads)
+    return [
+        t.detach().numpy() for t in (*ys, xt.grad, *(s.grad for s in st), *(p.grad for p in m.parameters()))
+    ]
 
 
 def _case(kind: str, steps: int, batch: int, isz: int, hsz: int) -> tuple:
@@ -48,7 +56,8 @@ def _case(kind: str, steps: int, batch: int, isz: int, hsz: int) -> tuple:
     lead = (steps,) if kind == "GRU" else ()
     x = _grid(rng, (*lead, batch, isz), 2.0)
     h = _grid(rng, (*((1,) if kind == "GRU" else ()), batch, hsz), 1.0)
-    shapes = ((3 * hsz, isz), (3 * hsz, hsz), (3 * hsz,), (3 * hsz,))
+    gates = (4 if kind == "LSTMCell" else 3) * hsz
+    shapes = ((gates, isz), (gates, hsz), (gates,), (gates,))
     params = [_grid(rng, s, 0.5) for s in shapes]
     return x, h, params
 
@@ -65,27 +74,29 @@ def _same_bits(ours: list, theirs: list, which: tuple) -> None:
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("kind", ["GRUCell", "LSTMCell"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("isz, hsz", [(10, 20), (7, 40), (33, 37), (5, 70)])
-def test_gru_cell_bits_as_pytorch(torch_tanh, threads, isz, hsz):
-    """One row: the output and every parameter's gradient (``hsz`` of 32 or more: the
-    sigmoid's vector blocks and its scalar tail)."""
+def test_cell_bits_as_pytorch(torch_tanh, kind, threads, isz, hsz):
+    """One row: the outputs and every parameter's gradient, and an LSTM cell state's
+    (``hsz`` of 32 or more: the sigmoid's vector blocks and its scalar tail)."""
     torch = torch_tanh
     before = torch.get_num_threads()
     try:
-        x, h, params = _case("GRUCell", 1, 1, isz, hsz)
-        ours = _run(dt, "GRUCell", x, h, params, threads)
-        theirs = _run(torch, "GRUCell", x, h, params, threads)
+        x, h, params = _case(kind, 1, 1, isz, hsz)
+        ours = _run(dt, kind, x, h, params, threads)
+        theirs = _run(torch, kind, x, h, params, threads)
     finally:
         torch.set_num_threads(before)
         dt.set_num_threads(before)
-    _same_bits(ours, theirs, (0, 3, 4, 5, 6))
+    _same_bits(ours, theirs, (0, 1, 4, 5, 6, 7, 8) if kind == "LSTMCell" else (0, 3, 4, 5, 6))
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kind", ["GRUCell", "GRU"])
+@pytest.mark.parametrize("kind", ["GRUCell", "GRU", "LSTMCell"])
 @pytest.mark.parametrize("batch, hsz", [(4, 20), (3, 45)])
-def test_gru_output_bits_as_pytorch(torch_tanh, kind, batch, hsz):
+def test_output_bits_as_pytorch(torch_tanh, kind, batch, hsz):
     """Several rows (each gate's sigmoid walks its rows of the gate block), one step."""
     x, h, params = _case(kind, 1, batch, 9, hsz)
-    _same_bits(_run(dt, kind, x, h, params, 1), _run(torch_tanh, kind, x, h, params, 1), (0,))
+    ours, theirs = _run(dt, kind, x, h, params, 1), _run(torch_tanh, kind, x, h, params, 1)
+    _same_bits(ours, theirs, (0, 1) if kind == "LSTMCell" else (0,))
