@@ -105,6 +105,37 @@ def layer_norm_vmap_cases(rng: np.random.Generator, n: int) -> Iterator[tuple[st
         yield "layer_norm grads under vmap", case
 
 
+def recurrent_cases(rng: np.random.Generator, n: int) -> Iterator[tuple[str, Case]]:
+    """GRUCell, LSTMCell and a GRU layer (float32): output and every gradient (input, state,
+    weights and biases)."""
+    for _ in range(n):
+        kind = ["GRUCell", "LSTMCell", "GRU"][int(rng.integers(3))]
+        isz, hsz, batch = (int(v) for v in rng.integers(1, 40, 3))
+        lead = (int(rng.integers(1, 10)),) if kind == "GRU" else ()
+        x = rng.standard_normal((*lead, batch, isz)).astype(np.float32)
+        h = rng.standard_normal((batch, hsz)).astype(np.float32)
+        gates = {"GRUCell": 3, "LSTMCell": 4, "GRU": 3}[kind] * hsz
+        params = [
+            rng.uniform(-0.4, 0.4, shape).astype(np.float32)
+            for shape in ((gates, isz), (gates, hsz), (gates,), (gates,))
+        ]
+
+        def case(lib, kind=kind, x=x, h=h, params=params):
+            m = getattr(lib.nn, kind)(x.shape[-1], h.shape[1])
+            with lib.no_grad():
+                for p, a in zip(m.parameters(), params):
+                    p.copy_(lib.from_numpy(a))
+            xt, ht = (lib.from_numpy(a.copy()).requires_grad_(True) for a in (x, h))
+            state = (ht, ht * 0.5) if kind == "LSTMCell" else ht[None] if kind == "GRU" else ht
+            out = m(xt, state)
+            out = out[0]
+            g = np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(np.float32)
+            out.backward(lib.from_numpy(g))
+            return [out, xt.grad, ht.grad, *(p.grad for p in m.parameters())]
+
+        yield kind, case
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -117,7 +148,7 @@ def main() -> None:
         dt.set_num_threads(threads)
         torch.set_num_threads(threads)
         rng = np.random.default_rng(args.seed)
-        for family in (batch_norm_cases, elementwise_cases, layer_norm_vmap_cases):
+        for family in (batch_norm_cases, elementwise_cases, layer_norm_vmap_cases, recurrent_cases):
             for name, case in family(rng, args.cases):
                 for i, (ours, theirs) in enumerate(zip(_arrays(case(dt)), _arrays(case(torch)))):
                     what = f"result {i}"

@@ -11,11 +11,14 @@ sequence is its last real step's and the reverse direction starts every sequence
 
 Per step: the gates are ``xw[t] + h @ W_hhᵀ`` (one matrix product for all gates, with a
 C-contiguous ``W_hhᵀ``, which BLAS multiplies fastest, in the form ``step_product.py`` measured
-faster on this machine). A sigmoid is ``0.5 * tanh(x / 2) + 0.5``;
-the forward kernels take ``xw`` and ``W_hhᵀ`` with the rows of the sigmoid gates already halved
+faster on this machine). The LSTM kernel takes a sigmoid as ``0.5 * tanh(x / 2) + 0.5``:
+it takes ``xw`` and ``W_hhᵀ`` with the rows of the sigmoid gates already halved
 (``gate_scale``), so one ``tanh`` covers all gates of a step; for a sequence of a step or two
 (a cell) the caller instead passes the scale as ``post_scale``, applied to each step's
-``h @ W_hhᵀ``, which spares preparing the weights. Biases that add linearly
+``h @ W_hhᵀ``, which spares preparing the weights. The GRU kernel follows PyTorch's
+``gru_cell`` step by step, with ``kernels/sigmoid.py``'s ``sigmoid`` and ``vml.py``'s ``tanh``
+(PyTorch's bits where those give them); so does the one-step LSTM kernel (an ``LSTMCell``)
+with its ``lstm_cell``. Biases that add linearly
 (``b_hh`` of RNN and LSTM) are folded into ``xw`` by the caller. Backward walks the steps in the opposite
 order and returns the gate gradients of every step as one ``(N, G)`` array, so the caller
 forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix product each.
@@ -38,7 +41,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from .lstm_cell import cell_arithmetic
+from .sigmoid import sigmoid, sigmoid_grad
 from .step_product import StepProduct
+from .tanh_grad import tanh_grad
 from .vml import tanh
 
 __all__ = [
@@ -46,6 +51,8 @@ __all__ = [
     "gru_backward",
     "gru_forward",
     "lstm_backward",
+    "lstm_cell_backward",
+    "lstm_cell_forward",
     "lstm_forward",
     "rnn_backward",
     "rnn_forward",
@@ -62,24 +69,14 @@ def steps(batch_sizes: Sequence[int], reverse: bool) -> Iterator[tuple[int, int,
 
 
 def gate_scale(mode: str, hidden: int, dtype: np.dtype) -> np.ndarray | None:
-    """Per gate row: 0.5 for the sigmoid gates (LSTM ``i, f, o``; GRU ``r, z``), 1 otherwise;
-    None for the Elman RNN. Multiply ``W_ih``, ``W_hh`` and the biases' rows by it before the
-    forward kernels."""
-    if mode == "LSTM":
-        scale = np.full(4 * hidden, 0.5, dtype=dtype)
-        scale[2 * hidden : 3 * hidden] = 1.0
-    elif mode == "GRU":
-        scale = np.ones(3 * hidden, dtype=dtype)
-        scale[: 2 * hidden] = 0.5
-    else:
+    """Per gate row: 0.5 for LSTM's sigmoid gates ``i, f, o``, 1 for ``g``; None for the other
+    modes (the GRU's gates take ``sigmoid`` itself). Multiply ``W_ih``, ``W_hh`` and the
+    biases' rows by it before the LSTM forward kernel."""
+    if mode != "LSTM":
         return None
+    scale = np.full(4 * hidden, 0.5, dtype=dtype)
+    scale[2 * hidden : 3 * hidden] = 1.0
     return scale
-
-
-def _finish_sigmoid_(a: np.ndarray) -> None:
-    """``tanh(x / 2)`` -> ``sigmoid(x)`` in place."""
-    a *= 0.5
-    a += 0.5
 
 
 # ------------------------------------------------------------------------ Elman RNN
@@ -255,6 +252,50 @@ def lstm_backward(
     return dgates, dh, dc, hprev, dh_out, hc
 
 
+def lstm_cell_forward(
+    xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.ndarray | None
+) -> tuple:
+    """One LSTM step in PyTorch's composition (its ``lstm_cell``): with ``xw = x W_ihᵀ + b_ih``
+    and ``gates = (h W_hhᵀ + b_hh) + xw``, ``i, f, o = sigmoid(...)``, ``g = tanh(...)``,
+    ``c' = f * c + i * g``, ``h' = o * tanh(c')``, each rounded as PyTorch's kernels round it
+    (unlike :func:`lstm_forward`, no halved weights nor folded biases). Returns ``(h', c',
+    saved)``; ``xw`` (the caller's temporary) is overwritten with the activated gates."""
+    b, hs = c0.shape
+    gates = np.empty_like(xw)
+    StepProduct(w_hh_t, b, 1)(h0, gates)
+    if b_hh is not None:
+        gates += b_hh
+    gates += xw
+    blocks = gates.reshape(b, 4, hs)
+    # PyTorch's sigmoid of each gate walks the gate's rows: i's, f's and o's rows, gathered
+    ifo = blocks[:, [0, 1, 3]]
+    blocks[:, [0, 1, 3]] = sigmoid(ifo.reshape(3 * b, hs), rows=True).reshape(b, 3, hs)
+    blocks[:, 2] = tanh(blocks[:, 2])
+    i, f, g, o = (blocks[:, k] for k in range(4))
+    c = f * c0
+    c += i * g
+    tc = tanh(c)
+    return o * tc, c, (gates, c0, tc)
+
+
+def lstm_cell_backward(dh: np.ndarray, dc: np.ndarray, saved: tuple) -> np.ndarray:
+    """The gate pre-activation gradients ``(B, 4H)`` of :func:`lstm_cell_forward`'s step from
+    those of ``h'`` and ``c'``, formed as PyTorch's autograd forms them; ``dc`` becomes the
+    gradient of ``c`` (in place)."""
+    gates, c0, tc = saved
+    b, hs = c0.shape
+    i, f, g, o = (gates[:, k * hs : (k + 1) * hs] for k in range(4))
+    d = np.empty_like(gates)
+    di, df, dg, do = (d[:, k * hs : (k + 1) * hs] for k in range(4))
+    dc += tanh_grad(dh * o, tc)  # the cell state's two gradients (either order: two terms)
+    sigmoid_grad(dh * tc, o, do)
+    sigmoid_grad(dc * g, i, di)
+    sigmoid_grad(dc * c0, f, df)
+    dg[...] = tanh_grad(dc * i, g)
+    dc *= f
+    return d
+
+
 # ------------------------------------------------------------------------------- GRU
 def gru_forward(
     xw: np.ndarray,
@@ -263,11 +304,11 @@ def gru_forward(
     b_hh: np.ndarray | None,
     batch_sizes: Sequence[int],
     reverse: bool,
-    post_scale: np.ndarray | None = None,
 ) -> tuple:
-    """One GRU layer-direction (``xw`` holds ``x W_ihᵀ + b_ih``; ``b_hh`` stays inside the
-    reset gate's product, as PyTorch; ``xw``, ``w_hh_t`` and ``b_hh`` prescaled by
-    ``gate_scale``); returns ``(y (N, H), h_n, saved)``. ``xw`` (the caller's temporary) is
+    """One GRU layer-direction in PyTorch's composition (its ``gru_cell``): with ``xw = x W_ihᵀ
+    + b_ih`` and ``gh = h W_hhᵀ + b_hh``, ``r = sigmoid(gh_r + xw_r)``, ``z = sigmoid(gh_z +
+    xw_z)``, ``n = tanh(xw_n + gh_n * r)``, ``h' = (h - n) * z + n``, each rounded as PyTorch's
+    kernels round it. Returns ``(y (N, H), h_n, saved)``; ``xw`` (the caller's temporary) is
     overwritten with the activations of ``r, z, n``."""
     n, hs = xw.shape[0], h0.shape[1]
     gates = xw
@@ -275,7 +316,7 @@ def gru_forward(
     hprev = np.empty((n, hs), dtype=xw.dtype)
     y = np.empty((n, hs), dtype=xw.dtype)
     rec = np.empty((h0.shape[0], 3 * hs), dtype=xw.dtype)  # h @ W_hhᵀ (+ b_hh) of one step
-    rn = np.empty_like(h0)  # r * (W_hn h + b_hn) of one step
+    rn = np.empty_like(h0)  # (W_hn h + b_hn) * r of one step
     h = h0.copy()
     product = StepProduct(w_hh_t, h0.shape[0], len(batch_sizes))
     for s, e, b in steps(batch_sizes, reverse):
@@ -285,21 +326,19 @@ def gru_forward(
         product(hp, gh)
         if b_hh is not None:
             gh += b_hh
-        if post_scale is not None:
-            gh *= post_scale
         g = gates[s:e]
         rz = g[:, : 2 * hs]
         rz += gh[:, : 2 * hs]
-        np.tanh(rz, out=rz)
-        _finish_sigmoid_(rz)
+        # PyTorch's sigmoid of each gate walks the gate's rows: r's and z's rows, gathered
+        rz[...] = sigmoid(np.ascontiguousarray(rz).reshape(2 * b, hs), rows=True).reshape(b, 2 * hs)
         gn = ghn[s:e]
         gn[...] = gh[:, 2 * hs :]
         nt = g[:, 2 * hs :]
-        np.multiply(g[:, :hs], gn, out=rn[:b])
+        np.multiply(gn, g[:, :hs], out=rn[:b])
         nt += rn[:b]
-        np.tanh(nt, out=nt)
+        nt[...] = tanh(nt)
         yt = y[s:e]
-        np.subtract(hp, nt, out=yt)  # h = n + z (h_prev - n)
+        np.subtract(hp, nt, out=yt)
         yt *= g[:, hs : 2 * hs]
         yt += nt
         h[:b] = yt
@@ -310,12 +349,15 @@ def gru_backward(
     dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray, batch_sizes: Sequence[int], reverse: bool
 ) -> tuple:
     """Returns ``(dgi (N, 3H), dgh (N, 3H), dh0, hprev)``: gradients of the input-side and
-    hidden-side gate pre-activations (they differ in the ``n`` gate) and of ``h0``."""
+    hidden-side gate pre-activations (they differ in the ``n`` gate) and of ``h0``, each step's
+    formed as PyTorch's autograd forms it through ``gru_forward``'s composition: a state's
+    gradient adds the output's, then that through ``h - n``, then that through ``W_hh``."""
     gates, ghn, hprev = saved
     hs = hprev.shape[1]
     dgi = np.empty_like(gates)
     dgh = np.empty_like(gates)
-    dh = dhn.copy()
+    dh = dhn.copy()  # through W_hh (h_n's gradient until a step writes the row)
+    dhz = np.zeros_like(dh)  # through h - n
     dht_buf = np.empty_like(dh)
     tmp = np.empty_like(dh)
     product = StepProduct(w_hh, dhn.shape[0], len(batch_sizes))
@@ -323,27 +365,22 @@ def gru_backward(
         g = gates[s:e]
         r, z, nt = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs :]
         dht = dht_buf[:b]
-        np.add(dh[:b], dy[s:e], out=dht)
+        np.add(dy[s:e], dhz[:b], out=dht)
+        dht += dh[:b]
         t = tmp[:b]
         di = dgi[s:e]
         dr, dz, dn = di[:, :hs], di[:, hs : 2 * hs], di[:, 2 * hs :]
-        np.subtract(1, z, out=dn)
-        np.multiply(dn, z, out=t)  # z (1 - z)
-        np.subtract(hprev[s:e], nt, out=dz)
-        dz *= dht
-        dz *= t
-        dn *= dht
-        np.multiply(nt, nt, out=t)
-        np.subtract(1, t, out=t)
-        dn *= t  # dn = dh (1 - z) (1 - n^2)
-        np.multiply(dn, ghn[s:e], out=dr)
-        np.subtract(1, r, out=t)
-        t *= r
-        dr *= t
+        np.subtract(hprev[s:e], nt, out=t)
+        t *= dht  # the gradient of z
+        sigmoid_grad(t, z, dz)
+        np.multiply(dht, z, out=dhz[:b])  # of h - n
+        np.subtract(dht, dhz[:b], out=t)  # of n
+        dn[...] = tanh_grad(t, nt)
+        np.multiply(dn, ghn[s:e], out=t)  # of r
+        sigmoid_grad(t, r, dr)
         dg = dgh[s:e]
         dg[:, : 2 * hs] = di[:, : 2 * hs]
         np.multiply(dn, r, out=dg[:, 2 * hs :])
-        np.multiply(dht, z, out=t)
         product(dg, dh[:b])
-        dh[:b] += t
+    dh += dhz
     return dgi, dgh, dh, hprev

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["by_inner_loops", "dim_order", "in_memory_order", "inner_run", "iteration"]
+__all__ = ["by_inner_loops", "by_rows", "dim_order", "in_memory_order", "inner_run", "iteration"]
 
 
 def inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
@@ -94,14 +94,7 @@ def by_inner_loops(
     operands = (x,) if like is None else like if isinstance(like, tuple) else (like,)
     order, run, vectorised = iteration(x.shape, *operands)
     walked = np.transpose(x, order)
-    rows = np.ascontiguousarray(walked).reshape(-1, run)
-    cut = run - run % 32 if vectorised else 0
-    if cut in (0, run) or rows.shape[0] == 1:
-        done = compute(rows.reshape(-1), cut if rows.shape[0] == 1 else cut and rows.size)
-    else:
-        blocks = compute(np.ascontiguousarray(rows[:, :cut]).reshape(-1), rows.shape[0] * cut)
-        rest = compute(np.ascontiguousarray(rows[:, cut:]).reshape(-1), 0)
-        done = np.concatenate([blocks.reshape(-1, cut), rest.reshape(-1, run - cut)], axis=1)
+    done = by_rows(np.ascontiguousarray(walked).reshape(-1, run), compute, vectorised)
     if order == sorted(order):
         return done.reshape(x.shape)
     # the results are in x's memory order: laid out as x is (PyTorch's output of a dense input)
@@ -124,3 +117,17 @@ def in_memory_order(kernel: Callable, x: np.ndarray, *args: object) -> object:
     if isinstance(out, tuple):
         return tuple(None if o is None else o.transpose(back) for o in out)
     return out.transpose(back)
+
+
+def by_rows(
+    rows: np.ndarray, compute: Callable[[np.ndarray, int], np.ndarray], vectorised: bool = True
+) -> np.ndarray:
+    """:func:`by_inner_loops` where each row of the C-contiguous 2-D ``rows`` is one inner loop
+    (vectorised or not): the results, of ``rows``' shape."""
+    run = rows.shape[1]
+    cut = run - run % 32 if vectorised else 0
+    if cut in (0, run) or rows.shape[0] == 1:
+        return compute(rows.reshape(-1), cut if rows.shape[0] == 1 else cut and rows.size).reshape(rows.shape)
+    blocks = compute(np.ascontiguousarray(rows[:, :cut]).reshape(-1), rows.shape[0] * cut)
+    rest = compute(np.ascontiguousarray(rows[:, cut:]).reshape(-1), 0)
+    return np.concatenate([blocks.reshape(-1, cut), rest.reshape(-1, run - cut)], axis=1)

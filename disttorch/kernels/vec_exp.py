@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled
-from .tensor_iterator import by_inner_loops
+from .tensor_iterator import by_inner_loops, by_rows
 
 __all__ = ["compiled_exp", "loop_exp", "loop_expm1", "one_plus_exp_neg", "sleef_exp"]
 
@@ -32,10 +32,11 @@ def compiled_exp() -> bool:
     return compiled(_load_loops) is not None
 
 
-def one_plus_exp_neg(x: np.ndarray) -> np.ndarray | None:
+def one_plus_exp_neg(x: np.ndarray, rows: bool = False) -> np.ndarray | None:
     """``1 + exp(-x)`` of float32 ``x`` as PyTorch's kernels compute it (``x`` walked as
-    ``TensorIterator`` walks it), or ``None`` without numba. ``1 / that`` is their
-    ``sigmoid``, ``x / that`` ``silu``."""
+    ``TensorIterator`` walks it; with ``rows``, ``x`` is a C-contiguous 2-D array whose rows
+    are the inner loops), or ``None`` without numba. ``1 / that`` is their ``sigmoid``,
+    ``x / that`` ``silu``."""
     loops = compiled(_load_loops)
     if loops is None:
         return None
@@ -49,6 +50,8 @@ def one_plus_exp_neg(x: np.ndarray) -> np.ndarray | None:
         loops.one_plus(flat, e, out)
         return out
 
+    if rows:
+        return by_rows(x, compute)
     return by_inner_loops(np.asarray(x, np.float32), compute)
 
 

@@ -46,10 +46,10 @@ from ..kernels.power import general_power
 from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.relu import relu_grad
+from ..kernels.sigmoid import sigmoid as sigmoid_kernel
 from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
-from ..kernels.vec_exp import one_plus_exp_neg
 from ..kernels.vml import rounded_cos, rounded_log, rounded_sin, sleef_log1p
 from ..kernels.vml import sqrt as vml_sqrt
 from ..kernels.vml import tanh as vml_tanh
@@ -929,21 +929,8 @@ class NanToNum(Function):
         return g * _const(ctx.finite), None, None, None
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), computed without overflow warnings for large |x| (float32 with
-    numba: PyTorch's kernel's steps, see ``kernels/vec_exp.py``)."""
-    if x.dtype.kind == "c":
-        return 1 / (1 + np.exp(-x))
-    if x.dtype == np.float32 and (t := one_plus_exp_neg(x)) is not None:
-        return np.divide(1, t, out=t)
-    out = np.exp(-np.abs(x), out=np.empty_like(x))  # in (0, 1]: never overflows; an array for a 0-d x
-    pos = x >= 0
-    num = np.where(pos, 1, out)
-    return np.divide(num, 1 + out, out=out).astype(x.dtype, copy=False)
-
-
 class Sigmoid(_FloatUnary):
-    ufunc, uses_output = _sigmoid, True
+    ufunc, uses_output = sigmoid_kernel, True
     fused_backward = staticmethod(lambda g, y: g * (1 - y) * y)
     fused_widens = ("bfloat16",)  # float16's kernel steps in float16
 

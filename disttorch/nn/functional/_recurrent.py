@@ -64,6 +64,17 @@ class RecurrentLayerFunction(Function):
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse, kernel):
         xa, wih, whh = x._data, w_ih._data, w_hh._data
         bih, bhh, whr = _arr(b_ih), _arr(b_hh), _arr(w_hr)
+        ctx.cell = cell = mode == "LSTM" and len(batch_sizes) == 1 and whr is None and kernel != "onednn"
+        if cell:  # one step as PyTorch's lstm_cell rounds it (its oneDNN layer rounds otherwise)
+            xw = xa @ wih.T
+            if bih is not None:
+                xw += bih
+            hn, cn, ctx.kernel_saved = K.lstm_cell_forward(xw, h0._data, c0._data, whh.T, bhh)
+            ctx.mode, ctx.batch_sizes, ctx.reverse = mode, batch_sizes, reverse
+            ctx.has_b, ctx.shapes = b_ih is not None, (h0._data.shape, c0._data.shape)
+            ctx.save_for_backward(x, w_ih, w_hh, w_hr, h0)
+            ctx.set_materialize_grads(False)
+            return hn, hn.copy(), cn
         scale = K.gate_scale(mode, whh.shape[0] // _GATES[mode], whh.dtype)
         post = None
         if len(batch_sizes) < _PREPARE_MIN_STEPS:  # a cell's step: use the weights as they are
@@ -90,7 +101,7 @@ class RecurrentLayerFunction(Function):
             )
             outs = (y, hn, cn)
         elif mode == "GRU":
-            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, post)
+            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse)
             outs = (y, hn)
         else:
             y, hn, saved = K.rnn_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, mode == "RNN_RELU")
@@ -103,7 +114,7 @@ class RecurrentLayerFunction(Function):
 
     @staticmethod
     def backward(ctx, gy, ghn, gcn=None):
-        x, w_ih, w_hh, w_hr = ctx._checked_saved()
+        x, w_ih, w_hh, w_hr, *h0 = ctx._checked_saved()
         mode, bs, rev = ctx.mode, ctx.batch_sizes, ctx.reverse
         need = ctx.needs_input_grad
 
@@ -116,7 +127,11 @@ class RecurrentLayerFunction(Function):
             dy = gy._data if gy is not None else np.zeros((n, p), dt)
             dhn = ghn._data if ghn is not None else np.zeros(h_shape, dt)
             dc0 = dwhr = None
-            if mode == "LSTM":
+            if ctx.cell:
+                dcn = gcn._data.copy() if gcn is not None else np.zeros(c_shape, dt)
+                dg = dgh = K.lstm_cell_backward(dy + dhn, dcn, ctx.kernel_saved)
+                dh0, dc0, hprev = dg @ whh, dcn, h0[0]._data
+            elif mode == "LSTM":
                 dcn = gcn._data if gcn is not None else np.zeros(c_shape, dt)
                 whr = _arr(w_hr)
                 dg, dh0, dc0, hprev, dh_out, hc = K.lstm_backward(

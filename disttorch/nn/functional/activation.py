@@ -27,11 +27,11 @@ from ...autograd.grad_reads import reads_inputs
 from ...kernels import softplus as _softplus
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
+from ...kernels.sigmoid import sigmoid as _sigmoid_array
 from ...kernels.threads import elementwise
 from ...kernels.vec_exp import compiled_exp, loop_exp, loop_expm1, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
-from ...ops.elementwise import _sigmoid as _sigmoid_array
 from ...ops.inplace import _inplace, in_own_memory
 from ...ops.opmath import computed_in_float32, is_low
 from ...ops.shape import cat
