@@ -147,3 +147,17 @@ def test_elementwise_losses_reduce_in_pytorchs_order(torch, n):
                 torch.from_numpy(a), torch.from_numpy(b), reduction=reduction
             )
             assert ours.item() == theirs.item(), (name, reduction)
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (0, 4), (3, 4, 2, 5)])
+def test_class_index_picks_as_take_along_axis(shape):
+    """The loss's pick of each entry's target class is NumPy's take_along_axis over dim 1."""
+    from disttorch.nn.functional.loss import _class_index
+
+    gen = np.random.default_rng(0)
+    a = gen.standard_normal(shape)
+    t = gen.integers(0, shape[1], (shape[0],) + shape[2:])
+    index = _class_index(t)
+    np.testing.assert_array_equal(a[index], np.take_along_axis(a, t[:, None], 1)[:, 0])
+    a[index] = -1.0  # written back in place
+    assert (np.take_along_axis(a, t[:, None], 1) == -1.0).all()
