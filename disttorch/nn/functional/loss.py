@@ -375,25 +375,38 @@ class NllLoss(Function):
             out = np.asarray(_summed(per_entry))
         else:
             out = per_entry[0] + x.dtype.type(0) if unbatched else per_entry  # (PyTorch sums one entry)
-        ctx.shape, ctx.pick, ctx.w_t, ctx.denom = x.shape, pick, w_t, denom
+        ctx.shape, ctx.pick, ctx.w_t, ctx.denom, ctx.valid = x.shape, pick, w_t, denom, valid
         ctx.reduction, ctx.unbatched = reduction, unbatched
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         """PyTorch's steps in the dtype: ``weight[t] * -(grad / total weight)`` for the mean,
-        ``weight[t] * -grad`` for the sum, ``-weight[t] * grad`` per entry."""
-        local = np.zeros(ctx.shape, dtype=g._data.dtype)
+        ``weight[t] * -grad`` for the sum, ``-weight[t] * grad`` per entry, written at each
+        counted entry's target class; every other element is 0.0 (never -0.0)."""
+        dtype = g._data.dtype
         reduced = ctx.reduction != "none"
-        w_t = ctx.w_t if reduced else -ctx.w_t
-        local[ctx.pick] = w_t.astype(local.dtype)
-        if ctx.unbatched:
-            local = local[0]
-        elif not reduced:
-            g = g.unsqueeze(1)
+        w_t = (ctx.w_t if reduced else -ctx.w_t).astype(dtype)
+        if recording():  # create_graph: the steps recorded, on tensors
+            local, counted = np.zeros(ctx.shape, dtype), np.zeros(ctx.shape, bool)
+            local[ctx.pick], counted[ctx.pick] = w_t, ctx.valid
+            if ctx.unbatched:
+                local, counted = local[0], counted[0]
+            elif not reduced:
+                g = g.unsqueeze(1)
+            if ctx.reduction == "mean":
+                g = g / Tensor._make(np.asarray(ctx.denom, dtype=dtype))
+            grad = Tensor._make(local) * (-g if reduced else g)
+            return grad.masked_fill(Tensor._make(~counted), 0.0), None, None, None, None
+        # the same steps on the arrays (each tensor op costs more than a small batch's gradient)
+        gd = g._data if reduced else g._data.reshape(ctx.valid.shape)
         if ctx.reduction == "mean":
-            g = g / Tensor._make(np.asarray(ctx.denom, dtype=g._data.dtype))
-        return Tensor._make(local) * (-g if reduced else g), None, None, None, None
+            gd = gd / np.asarray(ctx.denom, dtype=dtype)
+        picked = w_t * (-gd if reduced else gd)
+        picked[~ctx.valid] = 0
+        grad = np.zeros(ctx.shape, dtype)
+        grad[ctx.pick] = picked
+        return Tensor._make(grad[0] if ctx.unbatched else grad), None, None, None, None
 
 
 @autocast_op("fp32")
