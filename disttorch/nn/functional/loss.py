@@ -402,7 +402,7 @@ class NllLoss(Function):
         gd = g._data if reduced else g._data.reshape(ctx.valid.shape)
         if ctx.reduction == "mean":
             gd = gd / np.asarray(ctx.denom, dtype=dtype)
-        picked = w_t * (-gd if reduced else gd)
+        picked = elementwise(np.multiply, w_t, -gd if reduced else gd)
         picked[~ctx.valid] = 0
         grad = np.zeros(ctx.shape, dtype)
         grad[ctx.pick] = picked
