@@ -639,3 +639,19 @@ def test_nll_loss_gradient_bits_plain_and_recorded_as_pytorch(torch, dtype, redu
         grads += [xt.grad.float().numpy(), recorded.detach().float().numpy()]
     for got in grads[:2]:
         assert got.tobytes() == grads[2].tobytes()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_nll_loss_of_an_ignored_entry_is_zero_not_negative_zero(torch, dtype):
+    """An ignored entry's unreduced loss is 0.0, as PyTorch writes it (``-x * 0`` would be
+    -0.0 for a positive input)."""
+    x = np.abs(np.random.default_rng(8).standard_normal((N, C))).astype(np.float32)
+    losses = [
+        lib.nn.functional.nll_loss(
+            lib.tensor(x).to(getattr(lib, dtype)), lib.tensor(IGNORED), reduction="none"
+        )
+        for lib in (dt, torch)
+    ]
+    ours, theirs = (loss.float().numpy() for loss in losses)
+    assert ours.tobytes() == theirs.tobytes()

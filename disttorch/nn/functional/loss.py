@@ -172,6 +172,15 @@ def _class_index(t: np.ndarray) -> tuple:
     return (grids[0], t, *grids[1:])
 
 
+def _nll_terms(log_probs: np.ndarray, pick: tuple, w_t: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Each entry's ``-log_probs[n, t] * w[t]`` at its target class (``pick``), and 0.0 where
+    its target is ignored, as PyTorch writes it (the product gives -0.0 there for a positive
+    log-probability)."""
+    terms = -log_probs[pick] * w_t
+    terms[~valid] = 0
+    return terms
+
+
 def _pick_weights(weight: Tensor | None, t: np.ndarray, valid: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Per-entry weight of the target class (0 where ignored)."""
     if weight is None:
@@ -269,7 +278,7 @@ class CrossEntropyFunction(Function):
                 coef = elementwise(np.multiply, smooth, valid[:, None])
                 coef[pick] = coef[pick] + (1 - eps) * w_t
         if coef is None:
-            per_entry = -logp[pick] * w_t
+            per_entry = _nll_terms(logp, pick, w_t, valid)
         else:
             per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
         # probability targets: PyTorch negates the whole sum (-0.0 where every term is 0)
@@ -363,7 +372,7 @@ class NllLoss(Function):
         tt, valid = _class_targets(x, t, ignore_index)
         pick = _class_index(tt)
         w_t = _pick_weights(weight, tt, valid, x.dtype)
-        per_entry = -x[pick] * w_t
+        per_entry = _nll_terms(x, pick, w_t, valid)
         denom = None
         if x.ndim == 2 and reduction != "none":
             out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
