@@ -14,12 +14,15 @@ a batch has PyTorch's bits, where NumPy's pairwise sum rounds otherwise::
     level 1:   the block sums summed in order; carried on at multiples of 256
 
 Each level's blocks are summed with ``np.add.accumulate`` (strictly in order; ``sum``
-would pair the terms up).
+would pair the terms up). With numba, float32 and float64 terms take PyTorch's loop itself
+(:mod:`disttorch.kernels.cascade_sum_loops`): one call instead of some ten NumPy calls.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .jit import compiled
 
 __all__ = ["cascade_sum"]
 
@@ -31,10 +34,19 @@ def cascade_sum(terms: np.ndarray, valid: np.ndarray | None = None) -> np.generi
     PyTorch's cascade order."""
     n = terms.shape[0]
     power = max(4, (n - 1).bit_length() // 4) if n > 1 else 4  # (n - 1).bit_length(): ceil(log2 n)
+    loops = compiled(_load_loops) if terms.dtype in (np.float32, np.float64) else None
+    if loops is not None:
+        return loops.cascade_sum(terms, valid, power, np.zeros(_LEVELS, terms.dtype))[()]
     with np.errstate(over="ignore", invalid="ignore"):
         if valid is None:
             return _every_entry(terms, 1 << power)
         return _some_entries(terms, np.flatnonzero(valid), power)
+
+
+def _load_loops():
+    from . import cascade_sum_loops
+
+    return cascade_sum_loops
 
 
 def _every_entry(terms: np.ndarray, step: int) -> np.generic:
@@ -71,8 +83,9 @@ def _some_entries(terms: np.ndarray, index: np.ndarray, power: int) -> np.generi
 
 
 def _in_order(values: np.ndarray, zero: np.ndarray) -> np.generic:
-    """``((0 + v0) + v1) + ...`` in the values' dtype."""
-    return np.add.accumulate(values)[-1] if values.size else zero[()]
+    """``((0 + v0) + v1) + ...`` in the values' dtype (the zero added last: it changes only
+    a sum of -0.0 terms, to 0.0, as adding from a zero does)."""
+    return np.add.accumulate(values)[-1] + zero[()] if values.size else zero[()]
 
 
 def _block_sums(values: np.ndarray, ends: np.ndarray, zero: np.ndarray) -> tuple:

@@ -147,3 +147,35 @@ def test_elementwise_losses_reduce_in_pytorchs_order(torch, n):
                 torch.from_numpy(a), torch.from_numpy(b), reduction=reduction
             )
             assert ours.item() == theirs.item(), (name, reduction)
+
+
+@pytest.mark.parametrize("jit", ["1", "0"])  # the compiled loop (with numba) and the NumPy form
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 17, 300, 65537])
+def test_both_cascade_forms_give_the_loops_bits(monkeypatch, n, dtype, jit):
+    monkeypatch.setenv("DISTTORCH_JIT", jit)
+    gen = np.random.default_rng(n)  # (its own draws: the module's stream feeds the tests above)
+    terms = (gen.standard_normal(n) * 10.0 ** gen.integers(-3, 4, n)).astype(dtype)
+    valid = gen.random(n) > 0.2
+    for counted in (valid, None):
+        got, expected = (
+            cascade_sum(terms, counted),
+            _loop(terms, np.ones(n, bool) if counted is None else counted),
+        )
+        assert type(got) is dtype and got.tobytes() == expected.tobytes()
+    negative_zeros = np.full(n, -0.0, dtype)  # added from a zero, as PyTorch's loop: 0.0
+    assert cascade_sum(negative_zeros).tobytes() == dtype(0).tobytes()
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (0, 4), (3, 4, 2, 5)])
+def test_class_index_picks_as_take_along_axis(shape):
+    """The loss's pick of each entry's target class is NumPy's take_along_axis over dim 1."""
+    from disttorch.nn.functional.loss import _class_index
+
+    gen = np.random.default_rng(0)
+    a = gen.standard_normal(shape)
+    t = gen.integers(0, shape[1], (shape[0],) + shape[2:])
+    index = _class_index(t)
+    np.testing.assert_array_equal(a[index], np.take_along_axis(a, t[:, None], 1)[:, 0])
+    a[index] = -1.0  # written back in place
+    assert (np.take_along_axis(a, t[:, None], 1) == -1.0).all()

@@ -617,3 +617,41 @@ def test_class_targets_are_long_or_byte():
         assert fn(x, dt.tensor([0, 2], dtype=dt.uint8)).shape == ()
     with pytest.raises(RuntimeError, match="expected scalar type Long but found Byte"):
         F.cross_entropy(dt.randn(2, 3, 4), dt.zeros(2, 4, dtype=dt.uint8))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_gradient_bits_plain_and_recorded_as_pytorch(torch, dtype, reduction):
+    """nll_loss's backward gives PyTorch's bits whether its steps run on arrays (a plain
+    backward) or are recorded (``create_graph``)."""
+    gen = np.random.default_rng(7)
+    x = gen.standard_normal((N, C)).astype(np.float32)
+    out_grad = gen.standard_normal(N if reduction == "none" else ()).astype(np.float32)
+    grads = []
+    for lib in (dt, torch):
+        xt = lib.tensor(x).to(getattr(lib, dtype)).requires_grad_()
+        weight = lib.tensor(WEIGHT.astype(np.float32)).to(getattr(lib, dtype))
+        loss = lib.nn.functional.nll_loss(xt, lib.tensor(IGNORED), weight=weight, reduction=reduction)
+        g = lib.tensor(out_grad).to(getattr(lib, dtype))
+        (recorded,) = lib.autograd.grad(loss, xt, g, create_graph=True)
+        loss.backward(g)
+        grads += [xt.grad.float().numpy(), recorded.detach().float().numpy()]
+    for got in grads[:2]:
+        assert got.tobytes() == grads[2].tobytes()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_nll_loss_of_an_ignored_entry_is_zero_not_negative_zero(torch, dtype):
+    """An ignored entry's unreduced loss is 0.0, as PyTorch writes it (``-x * 0`` would be
+    -0.0 for a positive input)."""
+    x = np.abs(np.random.default_rng(8).standard_normal((N, C))).astype(np.float32)
+    losses = [
+        lib.nn.functional.nll_loss(
+            lib.tensor(x).to(getattr(lib, dtype)), lib.tensor(IGNORED), reduction="none"
+        )
+        for lib in (dt, torch)
+    ]
+    ours, theirs = (loss.float().numpy() for loss in losses)
+    assert ours.tobytes() == theirs.tobytes()

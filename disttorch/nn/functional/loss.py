@@ -163,6 +163,24 @@ def _class_dim_view(a: np.ndarray, ndim: int) -> np.ndarray:
     return a.reshape((1, -1) + (1,) * (ndim - 2))
 
 
+def _class_index(t: np.ndarray) -> tuple:
+    """The index that picks, from an ``(N, C, d1, ...)`` array, each entry's target class
+    ``t`` (``(N, d1, ...)``): ``a[_class_index(t)]`` has the shape of ``t``. (What
+    ``np.take_along_axis(a, t[:, None], 1)[:, 0]`` gives, for a third of its cost: NumPy's
+    helper builds this index in Python on every call, which dominated a small batch's loss.)"""
+    grids = [np.arange(n).reshape((-1,) + (1,) * (t.ndim - 1 - i)) for i, n in enumerate(t.shape)]
+    return (grids[0], t, *grids[1:])
+
+
+def _nll_terms(log_probs: np.ndarray, pick: tuple, w_t: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Each entry's ``-log_probs[n, t] * w[t]`` at its target class (``pick``), and 0.0 where
+    its target is ignored, as PyTorch writes it (the product gives -0.0 there for a positive
+    log-probability)."""
+    terms = -log_probs[pick] * w_t
+    terms[~valid] = 0
+    return terms
+
+
 def _pick_weights(weight: Tensor | None, t: np.ndarray, valid: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Per-entry weight of the target class (0 where ignored)."""
     if weight is None:
@@ -250,18 +268,17 @@ class CrossEntropyFunction(Function):
             pick = None
         else:
             tt, valid = _class_targets(x, t, ignore_index)
-            pick = np.expand_dims(tt, 1)
+            pick = _class_index(tt)
             w_t = _pick_weights(weight, tt, valid, x.dtype)
             denom = w_t.sum()
             coef = None
             if label_smoothing > 0:
                 class_shape = (1, n_classes) + (1,) * (x.ndim - 2)
                 smooth = (eps / n_classes) * (w if w is not None else np.ones(class_shape, x.dtype))
-                coef = elementwise(np.multiply, smooth, np.expand_dims(valid, 1))
-                on_target = np.take_along_axis(coef, pick, 1) + (1 - eps) * np.expand_dims(w_t, 1)
-                np.put_along_axis(coef, pick, on_target, 1)
+                coef = elementwise(np.multiply, smooth, valid[:, None])
+                coef[pick] = coef[pick] + (1 - eps) * w_t
         if coef is None:
-            per_entry = -np.take_along_axis(logp, pick, 1)[:, 0] * w_t
+            per_entry = _nll_terms(logp, pick, w_t, valid)
         else:
             per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
         # probability targets: PyTorch negates the whole sum (-0.0 where every term is 0)
@@ -313,13 +330,12 @@ class CrossEntropyFunction(Function):
             coef = ctx.coef
             if coef is None:
                 coef = np.zeros(ctx.softmax.shape, dtype=ctx.softmax.dtype)
-                np.put_along_axis(coef, ctx.pick, np.expand_dims(ctx.w_t, 1), 1)
+                coef[ctx.pick] = ctx.w_t
             p = Softmax.apply(input.reshape(1, -1) if ctx.unbatched else input, 1)
             local = p * Tensor._make(coef.sum(axis=1, keepdims=True)) - Tensor._make(coef)
         elif ctx.coef is None:  # one-hot target: w_t * (softmax - onehot)
-            w_t = np.expand_dims(ctx.w_t, 1)
-            local = elementwise(np.multiply, ctx.softmax, w_t)
-            np.put_along_axis(local, ctx.pick, np.take_along_axis(local, ctx.pick, 1) - w_t, 1)
+            local = elementwise(np.multiply, ctx.softmax, ctx.w_t[:, None])
+            local[ctx.pick] = local[ctx.pick] - ctx.w_t
         else:
             local = map_rows(lambda p, c: (p * c.sum(axis=1, keepdims=True) - c,), ctx.softmax, ctx.coef)[0]
         if ctx.reduction == "mean":
@@ -354,9 +370,9 @@ class NllLoss(Function):
         x, t, unbatched = _batched(input, target)
         ctx._node_name = _nll_node(x.ndim)
         tt, valid = _class_targets(x, t, ignore_index)
-        pick = np.expand_dims(tt, 1)
+        pick = _class_index(tt)
         w_t = _pick_weights(weight, tt, valid, x.dtype)
-        per_entry = -np.take_along_axis(x, pick, 1)[:, 0] * w_t
+        per_entry = _nll_terms(x, pick, w_t, valid)
         denom = None
         if x.ndim == 2 and reduction != "none":
             out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
@@ -368,25 +384,38 @@ class NllLoss(Function):
             out = np.asarray(_summed(per_entry))
         else:
             out = per_entry[0] + x.dtype.type(0) if unbatched else per_entry  # (PyTorch sums one entry)
-        ctx.shape, ctx.pick, ctx.w_t, ctx.denom = x.shape, pick, w_t, denom
+        ctx.shape, ctx.pick, ctx.w_t, ctx.denom, ctx.valid = x.shape, pick, w_t, denom, valid
         ctx.reduction, ctx.unbatched = reduction, unbatched
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         """PyTorch's steps in the dtype: ``weight[t] * -(grad / total weight)`` for the mean,
-        ``weight[t] * -grad`` for the sum, ``-weight[t] * grad`` per entry."""
-        local = np.zeros(ctx.shape, dtype=g._data.dtype)
+        ``weight[t] * -grad`` for the sum, ``-weight[t] * grad`` per entry, written at each
+        counted entry's target class; every other element is 0.0 (never -0.0)."""
+        dtype = g._data.dtype
         reduced = ctx.reduction != "none"
-        w_t = ctx.w_t if reduced else -ctx.w_t
-        np.put_along_axis(local, ctx.pick, np.expand_dims(w_t, 1).astype(local.dtype), 1)
-        if ctx.unbatched:
-            local = local[0]
-        elif not reduced:
-            g = g.unsqueeze(1)
+        w_t = (ctx.w_t if reduced else -ctx.w_t).astype(dtype)
+        if recording():  # create_graph: the steps recorded, on tensors
+            local, counted = np.zeros(ctx.shape, dtype), np.zeros(ctx.shape, bool)
+            local[ctx.pick], counted[ctx.pick] = w_t, ctx.valid
+            if ctx.unbatched:
+                local, counted = local[0], counted[0]
+            elif not reduced:
+                g = g.unsqueeze(1)
+            if ctx.reduction == "mean":
+                g = g / Tensor._make(np.asarray(ctx.denom, dtype=dtype))
+            grad = Tensor._make(local) * (-g if reduced else g)
+            return grad.masked_fill(Tensor._make(~counted), 0.0), None, None, None, None
+        # the same steps on the arrays (each tensor op costs more than a small batch's gradient)
+        gd = g._data if reduced else g._data.reshape(ctx.valid.shape)
         if ctx.reduction == "mean":
-            g = g / Tensor._make(np.asarray(ctx.denom, dtype=g._data.dtype))
-        return Tensor._make(local) * (-g if reduced else g), None, None, None, None
+            gd = gd / np.asarray(ctx.denom, dtype=dtype)
+        picked = elementwise(np.multiply, w_t, -gd if reduced else gd)
+        picked[~ctx.valid] = 0
+        grad = np.zeros(ctx.shape, dtype)
+        grad[ctx.pick] = picked
+        return Tensor._make(grad[0] if ctx.unbatched else grad), None, None, None, None
 
 
 @autocast_op("fp32")
