@@ -391,3 +391,16 @@ def test_ctc_targets_that_do_not_fit_their_lengths_raise_pytorchs_errors(torch):
     # a padded target shorter than its length read past its end (NumPy's IndexError), and an
     # unbatched 1-D target was taken as padded where PyTorch reads it as concatenated
     assert _ctc_target_errors(dt) == _ctc_target_errors(torch)
+
+
+def test_hinge_losses_record_clamp_min_as_pytorchs():
+    """The ranking and embedding losses' hinge is ``clamp_min``, so an unreduced loss's
+    ``grad_fn`` prints as PyTorch's ``ClampMinBackward0``."""
+    a, b, n = (dt.tensor(rn(3, 4), requires_grad=True) for _ in range(3))
+    y = dt.tensor([1.0, -1.0, 1.0])
+    losses = [
+        DF.triplet_margin_loss(a, b, n, reduction="none"),
+        DF.triplet_margin_with_distance_loss(a, b, n, reduction="none"),
+        DF.margin_ranking_loss(a[:, 0], b[:, 0], y, reduction="none"),
+    ]
+    assert [type(loss.grad_fn).__name__ for loss in losses] == ["ClampMinBackward0"] * 3
