@@ -458,6 +458,32 @@ class Pow(Function):
         return ga, gb
 
 
+class BFloat16Pow(Pow):
+    """``bfloat16 tensor ** number`` as PyTorch's kernel: the number rounded to bfloat16,
+    ``x * x * x`` (3) and ``1 / (x * x)`` (-2) with each step rounded, any other exponent
+    in float32 rounded once. It keeps the bfloat16 input, so the backward's
+    ``exponent * x ** (exponent - 1)`` rounds each step as PyTorch's does."""
+
+    _own_16_bit = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x = a._data
+        e = float(np.float32(b).astype(x.dtype))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if e in (3, -2):  # (ml_dtypes rounds each product and reciprocal, as PyTorch's Vec)
+                square = x * x
+                out = square * x if e == 3 else np.reciprocal(square)
+            else:
+                wide = x.astype(np.float32)
+                out = power_kernel(wide, e)
+                out = (general_power(wide, e) if out is None else out).astype(x.dtype)
+        if ctx.needs_input_grad:
+            _operands(ctx, a, b)  # the exponent unrounded: PyTorch's backward reads the double
+            ctx._node_name = "PowBackward0"
+        return out
+
+
 class Neg(Function):
     _raw = True
 
@@ -1278,6 +1304,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
             rt.kind in "fV" and rt.itemsize == 2
         ):
             check_scalar_operand(exponent, rt)
+        if rt.kind == "V" and rt.itemsize == 2:  # bfloat16 (ml_dtypes' kind)
+            return BFloat16Pow.apply(input, exponent)
     return Pow.apply(input, exponent)
 
 
