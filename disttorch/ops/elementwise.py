@@ -553,6 +553,9 @@ class _FloatUnary(Function):
     #: are computed in float32 and rounded once
     fused_backward: Callable | None = None
     fused_widens: tuple[str, ...] = ("float16", "bfloat16")
+    #: PyTorch's formula divides the gradient by ``divisor(x)`` (``log``: ``grad / x``),
+    #: one rounding fewer than a product with the reciprocal in 16-bit dtypes
+    divides = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """PyTorch's name for what the op saves: the output when its derivative reads it."""
@@ -585,6 +588,10 @@ class _FloatUnary(Function):
     def backward(cls, ctx, g):
         (a,) = ctx._checked_saved()
         dt = g._data.dtype
+        if is_low(dt) and a._data.dtype != dt:
+            # a bfloat16 input's float32 copy: PyTorch's derivative formula runs in bfloat16,
+            # each step rounded (sin's ``grad * cos(x)``: the cosine rounded first)
+            a = cast(a, from_numpy(dt))
         if cls.fused_backward is not None and dt.kind in "fV" and not recording():
             wide = np.float32 if dt.name in cls.fused_widens else dt
             y = _as_returned(ctx.out, dt)
@@ -594,6 +601,8 @@ class _FloatUnary(Function):
         y = None
         if cls.uses_output:
             y = cls.apply(a) if recording() else _const(_as_returned(ctx.out, g._data.dtype))
+        if cls.divides:
+            return g / _cj(cls.divisor(a))
         return g * _cj(cls.derivative(a, y))
 
     @staticmethod
@@ -620,34 +629,42 @@ class Expm1(_FloatUnary):
 class Log(_FloatUnary):
     ufunc, quiet = _vml(np.log, "Ln", widen=False, float32_loop=rounded_log), True
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return x.reciprocal()
+    def divisor(x):
+        return x
 
 
 class Log1p(_FloatUnary):
     ufunc, quiet = _vml(np.log1p, None, float32_loop=sleef_log1p), True
     _node_name, _profiled_as = "Log1PBackward0", "aten::log1p"
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x + 1).reciprocal()
+    def divisor(x):
+        return x + 1
 
 
 class Log2(_FloatUnary):
     ufunc, quiet = _vml(np.log2, "Log2"), True
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x * math.log(2)).reciprocal()
+    def divisor(x):
+        return x * math.log(2)
 
 
 class Log10(_FloatUnary):
     ufunc, quiet = _vml(np.log10, "Log10"), True
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x * math.log(10)).reciprocal()
+    def divisor(x):
+        return x * math.log(10)
 
 
 class Sqrt(_FloatUnary):
@@ -782,9 +799,11 @@ class Acos(_FloatUnary):
 class Atan(_FloatUnary):
     ufunc = _vml(np.arctan, "Atan")
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x * x + 1).reciprocal()
+    def divisor(x):
+        return x * x + 1
 
 
 class Atan2(Function):

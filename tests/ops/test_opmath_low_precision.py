@@ -339,3 +339,34 @@ def test_bfloat16_power_of_a_number_as_pytorch(torch, exponent):
     out.backward(torch.tensor(A).bfloat16())
     np.testing.assert_array_equal((ours**exponent).detach().float().numpy(), out.detach().float().numpy())
     np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())
+
+
+UNARY_FORMULAS = {  # op: PyTorch's derivative formula, run in the gradient's dtype
+    "sin": lambda g, x: g * x.cos(),
+    "cos": lambda g, x: g * -x.sin(),
+    "erf": lambda g, x: g * ((-(x * x)).exp() * 1.1283791670955126),
+    "log": lambda g, x: g / x,
+    "log2": lambda g, x: g / (x * 0.6931471805599453),
+    "log1p": lambda g, x: g / (x + 1),
+    "atan": lambda g, x: g / (x * x + 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
+def test_bfloat16_unary_gradient_runs_pytorchs_formula_in_bfloat16(name):
+    """A bfloat16 unary op's gradient evaluates the derivative on the bfloat16 input, each
+    step rounded, and divides where PyTorch's formula divides (was float32, rounded once)."""
+    x = dt.tensor(POS).bfloat16().requires_grad_()
+    g = dt.tensor(A).bfloat16()
+    getattr(dt, name)(x).backward(g)
+    expected = UNARY_FORMULAS[name](g, x.detach())
+    np.testing.assert_array_equal(x.grad.float().numpy(), expected.float().numpy())
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
+def test_bfloat16_unary_gradient_as_pytorch(torch, name):
+    ours = dt.tensor(POS).bfloat16().requires_grad_()
+    theirs = torch.tensor(POS).bfloat16().requires_grad_()
+    getattr(dt, name)(ours).backward(dt.tensor(A).bfloat16())
+    getattr(torch, name)(theirs).backward(torch.tensor(A).bfloat16())
+    np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())
