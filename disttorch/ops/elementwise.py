@@ -175,8 +175,8 @@ TENSOR_METHODS = (
 
 def _as_returned(out: np.ndarray, dt: np.dtype) -> np.ndarray:
     """A forward result kept in float32 for a float16/bfloat16 op (``dt``, the gradient's
-    dtype), with the values the op returned: rounded to ``dt``, as PyTorch's derivative
-    formulas read the result (still float32, so the gradient is rounded once, at the end)."""
+    dtype), with the values the op returned: rounded to ``dt``, as PyTorch's fused backward
+    kernels read the result (still float32, so the gradient is rounded once, at the end)."""
     if is_low(dt) and out.dtype == np.float32:
         return out.astype(dt).astype(np.float32)
     return out
@@ -553,7 +553,7 @@ class _FloatUnary(Function):
     #: are computed in float32 and rounded once
     fused_backward: Callable | None = None
     fused_widens: tuple[str, ...] = ("float16", "bfloat16")
-    #: PyTorch's formula divides the gradient by ``divisor(x)`` (``log``: ``grad / x``),
+    #: PyTorch's formula divides the gradient by ``divisor(x, y)`` (``log``: ``grad / x``),
     #: one rounding fewer than a product with the reciprocal in 16-bit dtypes
     divides = False
 
@@ -600,9 +600,10 @@ class _FloatUnary(Function):
             )
         y = None
         if cls.uses_output:
-            y = cls.apply(a) if recording() else _const(_as_returned(ctx.out, g._data.dtype))
+            # (a 16-bit op's float32 result rounded as returned: PyTorch's formula reads it)
+            y = cls.apply(a) if recording() else _const(ctx.out.astype(dt, copy=False))
         if cls.divides:
-            return g / _cj(cls.divisor(a))
+            return g / _cj(cls.divisor(a, y))
         return g * _cj(cls.derivative(a, y))
 
     @staticmethod
@@ -632,7 +633,7 @@ class Log(_FloatUnary):
     divides = True
 
     @staticmethod
-    def divisor(x):
+    def divisor(x, y):
         return x
 
 
@@ -643,7 +644,7 @@ class Log1p(_FloatUnary):
     divides = True
 
     @staticmethod
-    def divisor(x):
+    def divisor(x, y):
         return x + 1
 
 
@@ -653,7 +654,7 @@ class Log2(_FloatUnary):
     divides = True
 
     @staticmethod
-    def divisor(x):
+    def divisor(x, y):
         return x * math.log(2)
 
 
@@ -663,16 +664,17 @@ class Log10(_FloatUnary):
     divides = True
 
     @staticmethod
-    def divisor(x):
+    def divisor(x, y):
         return x * math.log(10)
 
 
 class Sqrt(_FloatUnary):
     ufunc, uses_output, quiet = vml_sqrt, True, True
+    divides = True
 
     @staticmethod
-    def derivative(x, y):
-        return (y * 2).reciprocal()
+    def divisor(x, y):
+        return y * 2
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -802,7 +804,7 @@ class Atan(_FloatUnary):
     divides = True
 
     @staticmethod
-    def divisor(x):
+    def divisor(x, y):
         return x * x + 1
 
 

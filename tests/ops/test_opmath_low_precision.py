@@ -349,13 +349,19 @@ UNARY_FORMULAS = {  # op: PyTorch's derivative formula, run in the gradient's dt
     "log2": lambda g, x: g / (x * 0.6931471805599453),
     "log1p": lambda g, x: g / (x + 1),
     "atan": lambda g, x: g / (x * x + 1),
+    # formulas of the result, rounded as returned
+    "tan": lambda g, x: g * (x.tan() * x.tan() + 1),
+    "reciprocal": lambda g, x: -g * (x.reciprocal() * x.reciprocal()),
+    "expm1": lambda g, x: g * (x.expm1() + 1),
+    "sqrt": lambda g, x: g / (x.sqrt() * 2),
 }
 
 
 @pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
 def test_bfloat16_unary_gradient_runs_pytorchs_formula_in_bfloat16(name):
-    """A bfloat16 unary op's gradient evaluates the derivative on the bfloat16 input, each
-    step rounded, and divides where PyTorch's formula divides (was float32, rounded once)."""
+    """A bfloat16 unary op's gradient evaluates the derivative on the bfloat16 input or
+    result, each step rounded, and divides where PyTorch's formula divides (was float32,
+    rounded once)."""
     x = dt.tensor(POS).bfloat16().requires_grad_()
     g = dt.tensor(A).bfloat16()
     getattr(dt, name)(x).backward(g)
