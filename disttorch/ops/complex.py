@@ -409,9 +409,11 @@ class Atanh(_FloatUnary):
 
     ufunc, quiet = _vml(np.arctanh, None), True  # (float32 in float64, rounded once: the C library's)
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (1 - x * x).reciprocal()
+    def divisor(x, y):
+        return 1 - x * x
 
 
 # ---------------------------------------------------------------------- promotion

@@ -175,8 +175,8 @@ TENSOR_METHODS = (
 
 def _as_returned(out: np.ndarray, dt: np.dtype) -> np.ndarray:
     """A forward result kept in float32 for a float16/bfloat16 op (``dt``, the gradient's
-    dtype), with the values the op returned: rounded to ``dt``, as PyTorch's derivative
-    formulas read the result (still float32, so the gradient is rounded once, at the end)."""
+    dtype), with the values the op returned: rounded to ``dt``, as PyTorch's fused backward
+    kernels read the result (still float32, so the gradient is rounded once, at the end)."""
     if is_low(dt) and out.dtype == np.float32:
         return out.astype(dt).astype(np.float32)
     return out
@@ -458,6 +458,32 @@ class Pow(Function):
         return ga, gb
 
 
+class BFloat16Pow(Pow):
+    """``bfloat16 tensor ** number`` as PyTorch's kernel: the number rounded to bfloat16,
+    ``x * x * x`` (3) and ``1 / (x * x)`` (-2) with each step rounded, any other exponent
+    in float32 rounded once. It keeps the bfloat16 input, so the backward's
+    ``exponent * x ** (exponent - 1)`` rounds each step as PyTorch's does."""
+
+    _own_16_bit = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x = a._data
+        e = float(np.float32(b).astype(x.dtype))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if e in (3, -2):  # (ml_dtypes rounds each product and reciprocal, as PyTorch's Vec)
+                square = x * x
+                out = square * x if e == 3 else np.reciprocal(square)
+            else:
+                wide = x.astype(np.float32)
+                out = power_kernel(wide, e)
+                out = (general_power(wide, e) if out is None else out).astype(x.dtype)
+        if ctx.needs_input_grad:
+            _operands(ctx, a, b)  # the exponent unrounded: PyTorch's backward reads the double
+            ctx._node_name = "PowBackward0"
+        return out
+
+
 class Neg(Function):
     _raw = True
 
@@ -527,6 +553,9 @@ class _FloatUnary(Function):
     #: are computed in float32 and rounded once
     fused_backward: Callable | None = None
     fused_widens: tuple[str, ...] = ("float16", "bfloat16")
+    #: PyTorch's formula divides the gradient by ``divisor(x, y)`` (``log``: ``grad / x``),
+    #: one rounding fewer than a product with the reciprocal in 16-bit dtypes
+    divides = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """PyTorch's name for what the op saves: the output when its derivative reads it."""
@@ -559,6 +588,10 @@ class _FloatUnary(Function):
     def backward(cls, ctx, g):
         (a,) = ctx._checked_saved()
         dt = g._data.dtype
+        if is_low(dt) and a._data.dtype != dt:
+            # a bfloat16 input's float32 copy: PyTorch's derivative formula runs in bfloat16,
+            # each step rounded (sin's ``grad * cos(x)``: the cosine rounded first)
+            a = cast(a, from_numpy(dt))
         if cls.fused_backward is not None and dt.kind in "fV" and not recording():
             wide = np.float32 if dt.name in cls.fused_widens else dt
             y = _as_returned(ctx.out, dt)
@@ -567,7 +600,10 @@ class _FloatUnary(Function):
             )
         y = None
         if cls.uses_output:
-            y = cls.apply(a) if recording() else _const(_as_returned(ctx.out, g._data.dtype))
+            # (a 16-bit op's float32 result rounded as returned: PyTorch's formula reads it)
+            y = cls.apply(a) if recording() else _const(ctx.out.astype(dt, copy=False))
+        if cls.divides:
+            return g / _cj(cls.divisor(a, y))
         return g * _cj(cls.derivative(a, y))
 
     @staticmethod
@@ -594,42 +630,51 @@ class Expm1(_FloatUnary):
 class Log(_FloatUnary):
     ufunc, quiet = _vml(np.log, "Ln", widen=False, float32_loop=rounded_log), True
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return x.reciprocal()
+    def divisor(x, y):
+        return x
 
 
 class Log1p(_FloatUnary):
     ufunc, quiet = _vml(np.log1p, None, float32_loop=sleef_log1p), True
     _node_name, _profiled_as = "Log1PBackward0", "aten::log1p"
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x + 1).reciprocal()
+    def divisor(x, y):
+        return x + 1
 
 
 class Log2(_FloatUnary):
     ufunc, quiet = _vml(np.log2, "Log2"), True
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x * math.log(2)).reciprocal()
+    def divisor(x, y):
+        return x * math.log(2)
 
 
 class Log10(_FloatUnary):
     ufunc, quiet = _vml(np.log10, "Log10"), True
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x * math.log(10)).reciprocal()
+    def divisor(x, y):
+        return x * math.log(10)
 
 
 class Sqrt(_FloatUnary):
     ufunc, uses_output, quiet = vml_sqrt, True, True
+    divides = True
 
     @staticmethod
-    def derivative(x, y):
-        return (y * 2).reciprocal()
+    def divisor(x, y):
+        return y * 2
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -756,9 +801,11 @@ class Acos(_FloatUnary):
 class Atan(_FloatUnary):
     ufunc = _vml(np.arctan, "Atan")
 
+    divides = True
+
     @staticmethod
-    def derivative(x, y):
-        return (x * x + 1).reciprocal()
+    def divisor(x, y):
+        return x * x + 1
 
 
 class Atan2(Function):
@@ -1265,6 +1312,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
             rt.kind in "fV" and rt.itemsize == 2
         ):
             check_scalar_operand(exponent, rt)
+        if rt.kind == "V" and rt.itemsize == 2:  # bfloat16 (ml_dtypes' kind)
+            return BFloat16Pow.apply(input, exponent)
     return Pow.apply(input, exponent)
 
 

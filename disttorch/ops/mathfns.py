@@ -297,13 +297,11 @@ def acosh(input: Tensor) -> Tensor:
     return _complex.Acosh.apply(_float(input))
 
 
-@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def asinh(input: Tensor) -> Tensor:
     """Inverse hyperbolic sine (complex: the principal branch)."""
     return _complex.Asinh.apply(_float(input))
 
 
-@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def atanh(input: Tensor) -> Tensor:
     """Inverse hyperbolic tangent (infinite at +-1, NaN beyond; complex: the principal branch)."""
     return _complex.Atanh.apply(_float(input))

@@ -391,3 +391,51 @@ def test_ctc_targets_that_do_not_fit_their_lengths_raise_pytorchs_errors(torch):
     # a padded target shorter than its length read past its end (NumPy's IndexError), and an
     # unbatched 1-D target was taken as padded where PyTorch reads it as concatenated
     assert _ctc_target_errors(dt) == _ctc_target_errors(torch)
+
+
+def test_hinge_losses_record_clamp_min_as_pytorchs():
+    """The ranking and embedding losses' hinge is ``clamp_min``, so an unreduced loss's
+    ``grad_fn`` prints as PyTorch's ``ClampMinBackward0``."""
+    a, b, n = (dt.tensor(rn(3, 4), requires_grad=True) for _ in range(3))
+    y = dt.tensor([1.0, -1.0, 1.0])
+    losses = [
+        DF.triplet_margin_loss(a, b, n, reduction="none"),
+        DF.triplet_margin_with_distance_loss(a, b, n, reduction="none"),
+        DF.margin_ranking_loss(a[:, 0], b[:, 0], y, reduction="none"),
+    ]
+    assert [type(loss.grad_fn).__name__ for loss in losses] == ["ClampMinBackward0"] * 3
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic", "trilinear"])
+def test_low_precision_interpolation_accumulates_in_float32(mode, dtype):
+    """A float16/bfloat16 resize computes in float32 and rounds once, as PyTorch's kernels:
+    the backward sums every tap of every dim before rounding (was rounded after each dim
+    and each add), and nearest and bilinear's forward is the float32 one rounded."""
+    low = getattr(dt, dtype)
+    nd = 3 if mode == "trilinear" else 2
+    x = dt.tensor(rn(2, 3, *(5,) * nd)).to(low).requires_grad_()
+    kw = {} if mode == "nearest" else {"align_corners": False}
+    out = DF.interpolate(x, size=(9, 11, 7)[:nd], mode=mode, **kw)
+    g = dt.tensor(rn(*out.shape)).to(low)
+    out.backward(g)
+    wide = x.detach().float().requires_grad_()
+    ref = DF.interpolate(wide, size=(9, 11, 7)[:nd], mode=mode, **kw)
+    ref.backward(g.float())
+    assert out.dtype is low and type(out.grad_fn).__name__.startswith("Upsample")
+    np.testing.assert_array_equal(x.grad.float().numpy(), wide.grad.to(low).float().numpy())
+    if mode in ("nearest", "bilinear"):
+        np.testing.assert_array_equal(out.detach().float().numpy(), ref.detach().to(low).float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_bfloat16_interpolation_gradient_matches_pytorch(torch, mode):
+    """Nearest's float32 sums of a few bfloat16 values are exact: the rounded result is
+    PyTorch's bit for bit (the weighted modes' float32 sums may differ in order)."""
+    x, g = rn(2, 3, 5, 5), rn(2, 3, 9, 11)
+    ours = dt.tensor(x).bfloat16().requires_grad_()
+    theirs = torch.tensor(x).bfloat16().requires_grad_()
+    DF.interpolate(ours, size=(9, 11), mode=mode).backward(dt.tensor(g).bfloat16())
+    torch.nn.functional.interpolate(theirs, size=(9, 11), mode=mode).backward(torch.tensor(g).bfloat16())
+    np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())

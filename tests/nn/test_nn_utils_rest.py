@@ -366,3 +366,21 @@ def test_orthogonal_state_dict_loads_across_libraries(shape, orthogonal_map):
     _copy(theirs, ours)
     np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-10)
     _compare(ours, theirs, R.normal(size=(2, shape[1])), torch)
+
+
+def test_removing_a_multi_tensor_parametrization_follows_the_grad_mode():
+    """Removing weight norm computes the weight under the caller's grad mode, as PyTorch's:
+    it is a parameter when some original requires grad, and a plain buffer under
+    ``no_grad`` (the result then requires no grad)."""
+    for no_grad, kind in ((False, "parameter"), (True, "buffer")):
+        lin = P.weight_norm(nn.Linear(3, 4))
+        expected = lin.weight.detach().numpy()
+        if no_grad:
+            with dt.no_grad():
+                parametrize.remove_parametrizations(lin, "weight")
+        else:
+            parametrize.remove_parametrizations(lin, "weight")
+        names = dict(lin.named_parameters()) if kind == "parameter" else dict(lin.named_buffers())
+        assert "weight" in names and type(lin.weight) is (nn.Parameter if kind == "parameter" else dt.Tensor)
+        assert lin.weight.is_leaf and lin.weight.requires_grad is (kind == "parameter")
+        np.testing.assert_array_equal(lin.weight.detach().numpy(), expected)

@@ -306,3 +306,77 @@ def test_batch_products_and_gradients_as_pytorch(torch, name, low):
         else:  # float16 products: the float32 sums' order differs in rare elements (an ulp or two)
             assert np.mean(g != w) < 0.01
             np.testing.assert_allclose(g, w, rtol=2**-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("exponent", [3, 3.0, -2.0, 2.0, 0.5, 1.7])
+def test_bfloat16_power_of_a_number_steps_as_pytorchs_kernel(exponent):
+    """``bfloat16 ** number``: 3 is ``x * x * x`` and -2 ``1 / (x * x)`` with each step rounded
+    (PyTorch's bfloat16 kernel), others float32's power of the rounded exponent, rounded once;
+    the gradient ``exponent * x ** (exponent - 1)`` rounds each step in bfloat16 too."""
+    x = dt.tensor(POS).bfloat16().requires_grad_()
+    g = dt.tensor(A).bfloat16()
+    out = x**exponent
+    out.backward(g)
+    xs = x.detach()
+    if exponent in (3, -2):
+        square = xs * xs
+        expected = square * xs if exponent == 3 else square.reciprocal()
+    else:
+        rounded = float(dt.tensor(exponent).bfloat16())
+        expected = (xs.float() ** rounded).bfloat16()
+    assert out.dtype is dt.bfloat16 and type(out.grad_fn).__name__ == "PowBackward0"
+    np.testing.assert_array_equal(out.detach().float().numpy(), expected.float().numpy())
+    step = xs ** (exponent - 1) * exponent
+    np.testing.assert_array_equal(x.grad.float().numpy(), (g * step).float().numpy())
+
+
+@pytest.mark.parametrize("exponent", [3.0, -2.0, 0.5, 1.7])
+def test_bfloat16_power_of_a_number_as_pytorch(torch, exponent):
+    ours = dt.tensor(POS).bfloat16().requires_grad_()
+    theirs = torch.tensor(POS).bfloat16().requires_grad_()
+    (ours**exponent).backward(dt.tensor(A).bfloat16())
+    out = theirs**exponent
+    out.backward(torch.tensor(A).bfloat16())
+    np.testing.assert_array_equal((ours**exponent).detach().float().numpy(), out.detach().float().numpy())
+    np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())
+
+
+UNARY_FORMULAS = {  # op: PyTorch's derivative formula, run in the gradient's dtype
+    "sin": lambda g, x: g * x.cos(),
+    "cos": lambda g, x: g * -x.sin(),
+    "erf": lambda g, x: g * ((-(x * x)).exp() * 1.1283791670955126),
+    "log": lambda g, x: g / x,
+    "log2": lambda g, x: g / (x * 0.6931471805599453),
+    "log1p": lambda g, x: g / (x + 1),
+    "atan": lambda g, x: g / (x * x + 1),
+    "asinh": lambda g, x: g * (x * x + 1).rsqrt(),
+    "atanh": lambda g, x: g / (1 - x * x),
+    # formulas of the result, rounded as returned
+    "tan": lambda g, x: g * (x.tan() * x.tan() + 1),
+    "reciprocal": lambda g, x: -g * (x.reciprocal() * x.reciprocal()),
+    "expm1": lambda g, x: g * (x.expm1() + 1),
+    "sqrt": lambda g, x: g / (x.sqrt() * 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
+def test_bfloat16_unary_gradient_runs_pytorchs_formula_in_bfloat16(name):
+    """A bfloat16 unary op's gradient evaluates the derivative on the bfloat16 input or
+    result, each step rounded, and divides where PyTorch's formula divides (was float32,
+    rounded once)."""
+    x = dt.tensor(POS).bfloat16().requires_grad_()
+    g = dt.tensor(A).bfloat16()
+    out = getattr(dt, name)(x)
+    out.backward(g)
+    assert out.dtype is dt.bfloat16 and type(out.grad_fn).__name__ != "ToCopyBackward0"
+    expected = UNARY_FORMULAS[name](g, x.detach())
+    np.testing.assert_array_equal(x.grad.float().numpy(), expected.float().numpy())
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
+def test_bfloat16_unary_gradient_as_pytorch(torch, name):
+    ours = dt.tensor(POS).bfloat16().requires_grad_()
+    theirs = torch.tensor(POS).bfloat16().requires_grad_()
+    getattr(dt, name)(ours).backward(dt.tensor(A).bfloat16())
+    getattr(torch, name)(theirs).backward(torch.tensor(A).bfloat16())
+    np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from ... import _native_warnings
-from ..._dtype import scalar_type_name
+from ..._dtype import float32, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.function import named_node
+from ...ops.opmath import is_low
 from ._antialias import antialias_gather, antialias_taps, resize_uint8
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
@@ -191,13 +192,21 @@ def interpolate(
         return _antialiased(input, sizes, mode, scales, bool(align_corners))
     if input._data.dtype.kind in "biu":
         return _resized_integers(input, sizes, mode, scales, bool(align_corners))
-    out = input
-    for i in range(d):
-        if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic":
-            taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners))
-            out = AxisTaps.apply(out, 2 + i, taps)
-    if out is input:
+    axes = [
+        i
+        for i in range(d)
+        if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic"
+    ]
+    if not axes:
         return input.clone()
+    # float16 and bfloat16 resample in float32 and round once, both ways, as PyTorch's
+    # kernels accumulate (its backward sums every tap of every dim before rounding)
+    low = is_low(input._data.dtype)
+    out = input.to(float32) if low else input
+    for i in axes:
+        taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners))
+        out = AxisTaps.apply(out, 2 + i, taps)
+    out = out.to(input.dtype) if low else out
     return named_node(out, f"Upsample{_NODE_OF_MODE[mode]}{d}DBackward0")  # PyTorch's kernel's node
 
 

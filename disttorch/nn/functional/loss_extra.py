@@ -79,7 +79,7 @@ def margin_ranking_loss(
 def _hinge(z: Tensor) -> Tensor:
     """``max(z, 0)`` as PyTorch's ranking and embedding losses compute it (``clamp_min``: at
     ``z == 0`` the gradient passes, where ``relu``'s is 0)."""
-    return _ew.clamp(z, min=0.0)
+    return _ew.clamp_min(z, 0.0)
 
 
 @autocast_op("fp32")

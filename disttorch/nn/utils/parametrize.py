@@ -273,14 +273,10 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
                 "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
                 "parametrized in terms of a sequence of tensors."
             )
-        with grad_mode.no_grad():
-            value = getattr(module, tensor_name)
-        requires_grad = plist.original0.requires_grad
-        original = (
-            Parameter(value.detach().clone(), requires_grad)
-            if isinstance(plist.original0, Parameter)
-            else value.detach().clone()
-        )
+        # Computed under the caller's grad mode, as PyTorch's: a value that requires grad
+        # (some original did) comes back as a parameter, any other as a buffer.
+        value = getattr(module, tensor_name)
+        original = Parameter(value.detach()) if value.requires_grad else value
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     if isinstance(original, Parameter):
