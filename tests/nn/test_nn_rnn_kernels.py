@@ -11,6 +11,7 @@ import pytest
 import disttorch as dt
 from disttorch import nn
 from disttorch.kernels import rnn as K
+from disttorch.kernels import vml
 from disttorch.nn.utils import rnn as R
 
 
@@ -117,5 +118,18 @@ def test_elman_rnn_float32_bits_match_pytorch(torch, nonlinearity):
         y, h = rnn(lib.from_numpy(x))
         h1 = cell(lib.from_numpy(x[:, 1]), cell(lib.from_numpy(x[:, 0])))
         outs.append((y.detach().numpy(), h.detach().numpy(), h1.detach().numpy()))
-    for ours, theirs in zip(*outs):
-        np.testing.assert_array_equal(ours, theirs)
+    if nonlinearity == "relu" or vml.mkl_runtime() is not None:  # PyTorch's tanh is MKL's
+        for ours, theirs in zip(*outs):
+            np.testing.assert_array_equal(ours, theirs)
+        return
+    # without MKL disttorch's float32 tanh is float64's rounded once, MKL's an ulp off it in
+    # 0.5-0.9% of elements (by CPU): PyTorch's order of additions with that tanh, bit for bit
+    ys, hidden = [], np.zeros((3, 4), np.float32)
+    for t in range(9):
+        pre = (hidden @ w_hh.T + b_hh) + (x[:, t] @ w_ih.T + b_ih)
+        hidden = np.tanh(pre.astype(np.float64)).astype(np.float32)
+        ys.append(hidden)
+    expected = (np.stack(ys, 1), hidden[None], ys[1])
+    for ours, theirs, exact in zip(*outs, expected):
+        np.testing.assert_array_equal(ours, exact)
+        np.testing.assert_allclose(ours, theirs, rtol=2**-23, atol=0)
