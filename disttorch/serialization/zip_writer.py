@@ -170,7 +170,7 @@ class _Pickler(pickle._Pickler):
             last = offset + sum((n - 1) * s // item for n, s in zip(arr.shape, arr.strides, strict=True))
             shareable = delta % item == 0 and 0 <= offset and (arr.size == 0 or last < root.size)
         if not shareable:
-            root = np.ascontiguousarray(arr)
+            root = np.ascontiguousarray(arr).reshape(arr.shape)  # (a 0-dim array stays 0-dim)
             offset = 0
         entry = self.storages.get(id(root))
         if entry is None:

@@ -139,6 +139,18 @@ def test_deepcopied_views_write_through_one_copy():
     assert b2.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
 
 
+def test_copied_tensors_save_and_load():
+    # a copy lies in the bytes of its storage's copy: torch.save of a 0-dim one (a Lightning
+    # checkpoint's best score, deep-copied) wrote stride (1,) for size () and load refused it
+    for t in (dt.tensor(3.0), dt.arange(5.0)[2], dt.randn(3, 4).t()):
+        for copied in (copy.deepcopy(t), pickle.loads(pickle.dumps(t))):
+            buffer = io.BytesIO()
+            dt.save({"x": copied}, buffer)
+            buffer.seek(0)
+            loaded = dt.load(buffer)["x"]
+            assert loaded.shape == t.shape and loaded.tolist() == t.tolist()
+
+
 def test_pickles_of_the_former_form_still_load():
     import numpy as np
 
