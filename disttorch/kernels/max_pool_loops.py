@@ -43,6 +43,17 @@ def _wins(c, b):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
+def _geometry(outer, length, inner, kernel, stride, dilation, pooled):  # pragma: no cover
+    """A stage's sizes as unsigned ints, its output length (``pooled`` elements over ``outer *
+    inner``), and whether its windows are the pairs that tile the last dim."""
+    outer, length, inner = _U(outer), _U(length), _U(inner)
+    kernel, stride, dilation = _U(kernel), _U(stride), _U(dilation)
+    out = _U(pooled) // (outer * inner)
+    pairs = inner == 1 and kernel == 2 and stride == 2 and dilation == 1 and length == 2 * out
+    return outer, length, inner, kernel, stride, dilation, out, pairs
+
+
+@njit(contract=False)
 def _max_pairs(a, best, winners):  # pragma: no cover - compiled
     """Windows ``(a[2p], a[2p + 1])``."""
     for p in range(_U(best.size)):
@@ -73,16 +84,10 @@ def max_stage(a, outer, length, inner, kernel, stride, dilation, best, winners):
     """``best[i, o, j]``: the maximum of ``a[i, o * stride + k * dilation, j]`` over the
     offsets ``k < kernel``; ``winners[i, o, j]``: the first ``k`` holding it (flat arrays:
     ``a`` is ``(outer, length, inner)``, ``best`` and ``winners`` ``(outer, out, inner)``)."""
-    outer, length, inner, kernel, stride, dilation = (
-        _U(outer),
-        _U(length),
-        _U(inner),
-        _U(kernel),
-        _U(stride),
-        _U(dilation),
+    outer, length, inner, kernel, stride, dilation, out, pairs = _geometry(
+        outer, length, inner, kernel, stride, dilation, best.size
     )
-    out = _U(best.size) // (outer * inner)
-    if inner == 1 and kernel == 2 and stride == 2 and dilation == 1 and length == 2 * out:
+    if pairs:
         _max_pairs(a, best, winners)
         return
     for i in range(outer):
@@ -116,16 +121,10 @@ def scatter_winners(g, winners, outer, length, inner, kernel, stride, dilation, 
     dilation, j]`` for the winning ``k``, as ``g * (winner == k)`` at every offset, added
     to ``ga`` in offset order where windows overlap (``ga`` holds zeros where no window
     reaches); two disjoint offsets get ``g * winner`` and ``g`` less that."""
-    outer, length, inner, kernel, stride, dilation = (
-        _U(outer),
-        _U(length),
-        _U(inner),
-        _U(kernel),
-        _U(stride),
-        _U(dilation),
+    outer, length, inner, kernel, stride, dilation, out, pairs = _geometry(
+        outer, length, inner, kernel, stride, dilation, g.size
     )
-    out = _U(g.size) // (outer * inner)
-    if inner == 1 and kernel == 2 and stride == 2 and dilation == 1 and length == 2 * out:
+    if pairs:
         _scatter_pairs(g, winners, ga)
         return
     disjoint = stride >= dilation * (kernel - _U(1)) + _U(1)
