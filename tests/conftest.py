@@ -15,8 +15,14 @@ marked ``@pytest.mark.parity`` and are skipped here when PyTorch is not installe
 the real module from the ``torch`` fixture below (such files name disttorch ``dt``), and
 ``parity_helpers`` runs a case in both libraries and compares values, dtypes and gradients. ``pytest -m "not parity"`` leaves them
 out, ``pytest -m parity`` runs only them.
+
+``pytest`` runs two tests at a time (``-n 2 --dist worksteal`` in ``pyproject.toml``), but never
+two tests of the areas in ``ONE_AT_A_TIME``: they start ranks, launchers or data-loader workers
+and bound how fast a death or a mismatch is noticed, so two of them must not share the cores.
+They run one after another on one worker while the other runs everything else.
 """
 
+import fcntl
 import importlib.util
 import sys
 from pathlib import Path
@@ -29,6 +35,32 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+#: Test areas (folders under ``tests/``) whose tests never run beside each other.
+ONE_AT_A_TIME = frozenset({"distributed", "launcher", "data"})
+
+
+def _one_at_a_time(item: pytest.Item) -> bool:
+    return item.path.relative_to(TESTS).parts[0] in ONE_AT_A_TIME
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Collect the ``ONE_AT_A_TIME`` tests first. ``--dist worksteal`` gives each worker a
+    contiguous half of the collection, so they all go to the first worker, which runs them in
+    order while the second runs the rest; they move only when the second has run out of work."""
+    items.sort(key=lambda item: not _one_at_a_time(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """Run a ``ONE_AT_A_TIME`` test (set-up, call, tear-down) holding an exclusive lock on
+    this file, which every worker opens: the others' wait is not counted in its timeout."""
+    if not _one_at_a_time(item):
+        return (yield)
+    with open(__file__) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return (yield)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
