@@ -478,13 +478,9 @@ def all_to_all(
 def _all_to_all(
     pg, name: str, send: list[np.ndarray], recv: list[np.ndarray], finish: Any, result: Any, async_op: bool
 ) -> Work | None:
+    _check_own_block(name, pg.rank(), send, recv)
+
     def body(ch) -> None:
-        me = ch.rank
-        if send[me].size != recv[me].size:  # in the collective, so that the peers hear of it
-            raise ValueError(
-                f"{name}: group rank {me} sends {send[me].size} elements to itself but its "
-                f"receive block for itself holds {recv[me].size}; {_own_block_hint(name, me)}"
-            )
         if ch.size > 1:
             select.all_to_all(ch, send, recv)
         else:
@@ -494,10 +490,26 @@ def _all_to_all(
     return pg.collective(name, send[0].dtype, -1, -1, body, result, async_op)
 
 
-def _own_block_hint(name: str, me: int) -> str:
+def _check_own_block(name: str, me: int, send: list[np.ndarray], recv: list[np.ndarray]) -> None:
+    """Gloo's local check of the block group rank ``me`` keeps for itself: a ``RuntimeError``
+    before any message is sent, so the peers never hear of it and the group stays usable
+    (a corrected call on this rank meets theirs)."""
+    if send[me].size == recv[me].size:
+        return
     if name == "all_to_all_single":
-        return f"input_split_sizes[{me}] must equal output_split_sizes[{me}]"
-    return f"input_tensor_list[{me}] and output_tensor_list[{me}] must have as many elements"
+        check, hint = (
+            "[enforce fail] inLengthPerRank[myRank] == outLengthPerRank[myRank]",
+            f"input_split_sizes[{me}] must equal output_split_sizes[{me}]",
+        )
+    else:
+        check, hint = (
+            f"ProcessGroupGloo::alltoall: invalid tensor size at index {me}",
+            f"input_tensor_list[{me}] and output_tensor_list[{me}] must have as many elements",
+        )
+    raise RuntimeError(
+        f"{check}: group rank {me} sends {send[me].size} elements to itself but its receive "
+        f"block for itself holds {recv[me].size}; {hint}"
+    )
 
 
 def all_to_all_single(
