@@ -49,16 +49,17 @@ def _reduce_op(op: Any, dtype: np.dtype, collective: str) -> tuple[ReduceOp, np.
     return op, op.ufunc(dtype, collective)
 
 
-def _agree_on_root(ch) -> None:
-    """First step of a rooted collective (broadcast, reduce, gather, scatter): every rank
-    learns every rank's signature, root included, and raises ``CollectiveMismatchError``
-    naming both sides if one differs.
+def _agree_on_signature(ch) -> None:
+    """Every rank learns every rank's signature, root included, and raises
+    ``CollectiveMismatchError`` naming both sides if one differs: the first step of a rooted
+    collective (broadcast, reduce, gather, scatter), and all an empty one does.
 
-    Without it, ranks that disagree about the root can all finish the call: when every rank
-    names itself, each only sends and nobody receives a message to check, and the mismatch
-    surfaced one collective later, or never. A rank that finishes this all-gather holds the
-    signature of every rank, so every rank raises at this call (one tiny all-gather:
-    one exchange on 2 ranks, log2(n) rounds or n - 1 ring steps on more)."""
+    Without it, ranks that disagree can all finish the call: when every rank names itself
+    as the root, or has nothing to send (an empty tensor of another dtype or reduce op), no
+    message arrives to check, and the mismatch surfaced one collective later, or never. A
+    rank that finishes this all-gather holds the signature of every rank, so every rank
+    raises at this call (one tiny all-gather: one exchange on 2 ranks, log2(n) rounds or
+    n - 1 ring steps on more)."""
     if ch.size == 1:
         return
     mine = np.array(ch.signature, np.int64)
@@ -141,6 +142,8 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
         if flat.flat.size:
             select.all_reduce(ch, flat.flat, ufunc)
             _finish_average(op, flat.flat, ch.size)
+        else:
+            _agree_on_signature(ch)
         flat.write_back()
 
     return pg.collective(
@@ -161,7 +164,7 @@ def broadcast(
     flat = Flat(tensor)
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if flat.flat.size:
             select.broadcast(ch, flat.flat, root)
         if ch.rank != root:
@@ -194,7 +197,7 @@ def reduce(
         flat.flat = flat.flat.copy()
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if flat.flat.size:
             select.reduce(ch, flat.flat, ufunc, root)
         if ch.rank == root:
@@ -234,6 +237,8 @@ def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = Fals
         buf[ch.rank * n : (ch.rank + 1) * n] = source.flat
         if n:
             select.all_gather(ch, buf, [n] * size)
+        else:
+            _agree_on_signature(ch)
         for i, o in enumerate(outputs):
             o.flat[...] = buf[i * n : (i + 1) * n]
             o.write_back()
@@ -268,6 +273,8 @@ def all_gather_into_tensor(
         out.flat[ch.rank * n : (ch.rank + 1) * n] = source.flat
         if n:
             select.all_gather(ch, out.flat, [n] * size)
+        else:
+            _agree_on_signature(ch)
         out.write_back()
 
     return pg.collective("all_gather_into_tensor", source.flat.dtype, n, -1, body, [output_tensor], async_op)
@@ -282,6 +289,8 @@ def _reduce_scatter(
     def body(ch) -> None:
         if buf.size:
             select.reduce_scatter(ch, buf, ufunc, [n] * size)
+        else:
+            _agree_on_signature(ch)
         block = buf[ch.rank * n : (ch.rank + 1) * n]
         _finish_average(op, block, size)
         out.flat[...] = block
@@ -388,7 +397,7 @@ def gather(
     )
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if source.flat.size:
             select.gather(ch, source.flat, [o.flat for o in outputs] if outputs else None, root)
         elif outputs:
@@ -423,7 +432,7 @@ def scatter(
     )
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if out.flat.size:
             select.scatter(ch, [s.flat for s in sources] if sources else None, out.flat, root)
         out.write_back()

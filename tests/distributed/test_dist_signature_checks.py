@@ -31,6 +31,10 @@ def disagree(rank: int, world: int, kind: str) -> None:
     elif kind == "broadcast-src":  # every rank names itself: nobody receives in the broadcast itself
         dist.broadcast(x, src=rank)
         dist.all_reduce(x)
+    elif kind == "empty-dtype":  # nothing to send: the signatures still meet
+        dist.all_reduce(np.zeros(0, np.float32 if rank == 0 else np.float64))
+    elif kind == "empty-size":
+        dist.all_reduce(np.zeros(0 if rank == 0 else 3, np.float32))
     elif kind == "broadcast-src-last":  # ... and nothing follows but the end of the group
         dist.broadcast(x, src=rank)
         dist.destroy_process_group()
@@ -46,6 +50,8 @@ CASES = {
     ),
     "scatter-op": (2, r"op=MIN\) #1", r"op=SUM\) #1"),
     "broadcast-src": (2, r"broadcast\(float32\[6\], root=0\) #1", r"broadcast\(float32\[6\], root=1\) #1"),
+    "empty-dtype": (2, r"all_reduce\(float32\[0\], op=SUM\) #1", r"all_reduce\(float64\[0\], op=SUM\) #1"),
+    "empty-size": (2, r"all_reduce\(float32\[0\], op=SUM\) #1", r"all_reduce\(float32\[3\], op=SUM\) #1"),
     "broadcast-src-last": (
         2,
         r"broadcast\(float32\[6\], root=0\) #1",
