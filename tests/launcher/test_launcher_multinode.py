@@ -155,6 +155,25 @@ def test_a_node_whose_launcher_is_killed_fails_the_job_on_the_others(tmp_path):
     assert_all_gone(recorded_pids(tmp_path))
 
 
+def test_a_node_is_silent_once_its_beat_stands_still_unless_it_reported(monkeypatch):
+    from disttorch.distributed.store import HashStore
+    from disttorch.launcher import rendezvous
+    from disttorch.launcher.cli import LaunchConfig
+
+    monkeypatch.setattr(rendezvous, "NODE_BEAT_S", 0.0)
+    agent = object.__new__(rendezvous.StoreRendezvous)
+    agent.config = LaunchConfig("x.py", [], nnodes=3, node_rank=0, node_timeout=0.2)
+    agent.store, agent._next_beat, agent._beats = HashStore(), 0.0, {}
+    assert agent.silent_nodes(0) == []  # the first look starts every node's clock
+    assert agent.store.add("attempt0/beat/0", 0) == 1  # and counts this node's own beat
+    time.sleep(0.3)
+    agent.store.add("attempt0/beat/1", 1)  # node 1 beats; node 2 stands still...
+    assert agent.silent_nodes(0) == [2]
+    agent.store.set("attempt0/report/2", "{}")  # ...until it reports: its workers ended
+    assert agent.silent_nodes(0) == []
+    assert agent.silent_nodes(1) == []  # another attempt: every clock starts again
+
+
 @pytest.mark.timeout(90)
 def test_inconsistent_nodes_fail_fast_with_the_reason(tmp_path):
     port = free_port(MASTER)
