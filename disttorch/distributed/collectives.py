@@ -553,8 +553,10 @@ def all_to_all_single(
                     f"{name} has {rows} rows, not divisible by the group size {size}; give split sizes"
                 )
             splits = [rows // size] * size
-        if len(splits) != size or sum(splits) != rows:
-            raise ValueError(f"{name} split sizes {splits} must be {size} numbers summing to {rows}")
+        if len(splits) != size or sum(splits) != rows or min(splits) < 0:
+            raise ValueError(
+                f"{name} split sizes {splits} must be {size} non-negative numbers summing to {rows}"
+            )
         edges = np.cumsum([0, *splits]) * row
         return [flat.flat[a:b] for a, b in zip(edges[:-1], edges[1:])]
 

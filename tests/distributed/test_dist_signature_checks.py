@@ -186,9 +186,9 @@ def all_to_all_sizes(rank: int, world: int) -> dict:
     dist.init_process_group()
     ones = [np.ones(n, np.float32) for n in (2, 3)]
 
-    def single(g, splits):
+    def single(g, splits, out_splits=(2, 2)):
         out = np.zeros(4, np.float32)
-        dist.all_to_all_single(out, np.full(4, rank + 1, np.float32), [2, 2], splits, g)
+        dist.all_to_all_single(out, np.full(4, rank + 1, np.float32), list(out_splits), splits, g)
         return out.tolist()
 
     def listed(g, own):
@@ -199,18 +199,26 @@ def all_to_all_sizes(rank: int, world: int) -> dict:
     calls = {  # rank 1 keeps 3 elements for itself but has room for 2
         "own-split": lambda g: single(g, [2, 2] if rank == 0 else [1, 3]),
         "own-list": lambda g: listed(g, rank),
+        # rank 1's split sizes sum to its 4 rows, but one is negative (a slice from the end)
+        "negative-split": lambda g: single(
+            g, [2, 2] if rank == 0 else [5, -1], (2, 2) if rank == 0 else (5, -1)
+        ),
         # rank 1 sends 3 elements to rank 0, which has room for 2
         "cross-split": lambda g: dist.all_to_all_single(
             np.zeros(4, np.float32), np.ones(4 + rank, np.float32), [2, 2], [2 + rank, 2], g
         ),
     }
-    retries = {"own-split": lambda g: single(g, [2, 2]), "own-list": lambda g: listed(g, 0)}
+    retries = {
+        "own-split": lambda g: single(g, [2, 2]),
+        "own-list": lambda g: listed(g, 0),
+        "negative-split": lambda g: single(g, [2, 2]),
+    }
     outcomes = {}
     for kind, call in calls.items():
         group = dist.new_group([0, 1])
         try:
             outcomes[kind] = f"returned {call(group)}"
-        except (RuntimeError, dist.DistBackendError) as e:
+        except (RuntimeError, ValueError, dist.DistBackendError) as e:
             outcomes[kind] = f"{type(e).__name__}: {e}"
             if kind in retries:
                 outcomes[kind] += f" | retried {retries[kind](group)}"
@@ -234,6 +242,11 @@ def test_all_to_all_sizes_that_disagree_are_named():
     ), r1
     assert "input_tensor_list[1] and output_tensor_list[1]" in r1["own-list"], r1
     assert r1["own-list"].endswith("| retried [[1.0, 1.0], [1.0, 1.0]]"), r1
+    assert r0["negative-split"] == "returned [1.0, 1.0, 2.0, 2.0]", r0
+    assert r1["negative-split"].startswith(
+        "ValueError: input split sizes [5, -1] must be 2 non-negative numbers summing to 4"
+    ), r1
+    assert r1["negative-split"].endswith("| retried [1.0, 1.0, 2.0, 2.0]"), r1
     assert r0["cross-split"].startswith("CollectiveMismatchError"), r0
     sent = r"rank 1 \(group \d+ rank 1\) sent 12 bytes as message 0 but rank 0 \(group \d+ rank 0\) expected 8 bytes"
     assert re.search(sent, r0["cross-split"]), r0
