@@ -1,7 +1,8 @@
 """A peer that fails or ends while a group starts is named at once: the ranks still starting
 the group do not wait for it until the timeout (30 minutes by default). A rank whose start
 fails says why in the store; a peer of this host whose process ended (before it connected,
-or before it fetched the shared-memory segment) is seen to have ended."""
+or before it fetched the shared-memory segment) is seen to have ended; one of another host
+whose published address fails every connect is named within seconds."""
 
 from __future__ import annotations
 
