@@ -224,6 +224,16 @@ class Agent:
                     return "lost", f"node {c.node_rank} lost contact with the agents' store", {}
                 if failed:
                     return "remote", None, {}
+                silent = self._try(lambda: rdzv.silent_nodes(attempt))
+                if silent:
+                    nodes = ", ".join(map(str, silent))
+                    return (
+                        "lost",
+                        f"node(s) {nodes} stopped answering in the agents' store for "
+                        f"{c.node_timeout:g} s (--node-timeout): a launcher killed, or its host or the "
+                        "network to it down",
+                        {},
+                    )
 
     def _stalled(self, group: WorkerGroup) -> Dict[int, str]:
         """Once a rank of this node has stayed stopped by a signal for ``--stopped-timeout``

@@ -87,6 +87,7 @@ class LaunchConfig:
     dump_stacks: bool = False
     stop_grace: float = 5.0
     stopped_timeout: float = 30.0
+    node_timeout: float = 20.0
     join_timeout: float = 300.0
     log_dir: Optional[str] = None
     redirects: Dict[int, FrozenSet[str]] = field(default_factory=dict)  # local rank -> streams
@@ -406,6 +407,16 @@ def build_parser() -> argparse.ArgumentParser:
         "by a signal (SIGSTOP, SIGTSTP) for S seconds, nothing can continue them: end the job as "
         "failed, naming them (a node whose ranks are all stopped, none ended, is paused: it waits) "
         f"(default 30, or ${STOPPED_TIMEOUT_ENV}; 0: wait for ever). A debugger's stop never counts",
+    )
+    watch.add_argument(
+        *_flag("--node-timeout"),
+        dest="node_timeout",
+        default="20",
+        metavar="S",
+        help="multi-node: while the workers run, every agent counts up its node's beat in the agents' "
+        "store each second; a node whose beat stands still for S seconds (its launcher killed, its host "
+        "or the network to it down) fails the attempt on the other nodes, whose ranks would otherwise "
+        "wait for its ranks until their timeout (default 20; 0: never)",
     )
     watch.add_argument(
         *_flag("--inject-fault"),
@@ -808,6 +819,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         dump_stacks=a.dump_stacks,
         stop_grace=_number(parser, "--stop-grace/--shutdown-timeout", a.stop_grace, float, 0),
         stopped_timeout=_number(parser, "--stopped-timeout", a.stopped_timeout, float, 0),
+        node_timeout=_number(parser, "--node-timeout", a.node_timeout, float, 0),
         join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,
         redirects=_streams(parser, "--redirects", a.redirects, nproc),

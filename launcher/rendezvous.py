@@ -12,6 +12,7 @@ stdlib-only). Keys, for attempt ``a``::
     attempt<a>/nproc/<k>      node k's local world size; global ranks follow node order
     attempt<a>/worker_port    node 0 picks a free port: the workers' MASTER_PORT
     attempt<a>/failed         counter: > 0 once any node's workers failed (every agent polls it)
+    attempt<a>/beat/<k>       counter node k's agent counts up each second while its workers run
     attempt<a>/report/<k>     node k's rank exits after its group stopped (JSON)
     attempt<a>/finished       counter of nodes whose group has stopped
     left                      counter of agents done with the store (node 0 closes it last)
@@ -25,7 +26,7 @@ import secrets
 import socket
 import time
 from datetime import timedelta
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from .cli import LaunchConfig
 from .failure import RankExit
@@ -34,6 +35,8 @@ from .worker_env import WorldInfo
 REPORT_GRACE = 2.0  # seconds, beyond --stop-grace, to wait for other nodes' reports once a failure is known
 #: An agent waiting for other nodes says which, after this many seconds and every as many after.
 WAIT_NOTICE_S = 10.0
+#: Seconds between two beats of a node's agent (and its looks at the other nodes' beats).
+NODE_BEAT_S = 1.0
 
 
 class RendezvousError(RuntimeError):
@@ -74,6 +77,9 @@ class LocalRendezvous:
 
     def remote_failure(self, attempt: int) -> bool:
         return False
+
+    def silent_nodes(self, attempt: int) -> List[int]:
+        return []
 
     def abort(self, note: str) -> None:
         pass
@@ -182,6 +188,8 @@ class StoreRendezvous:
             self.store.close()  # not counted among the agents that joined and leave
             raise RendezvousError(problem)
         self.store.add("joined", 1)
+        self._next_beat = 0.0  # when this agent beats next (see silent_nodes)
+        self._beats: Dict[Tuple[int, int], Tuple[int, float]] = {}  # (attempt, node) -> count, when it moved
 
     def next_round(self, attempt: int) -> WorldInfo:
         """Publish this node's nproc, wait for every node's, and derive this node's ranks."""
@@ -251,6 +259,29 @@ class StoreRendezvous:
         """Has any node announced a failure in ``attempt``? (One store round trip.)"""
         return self.store.add(f"attempt{attempt}/failed", 0) > 0
 
+    def silent_nodes(self, attempt: int) -> List[int]:
+        """Count this node's beat up (at most every :data:`NODE_BEAT_S` seconds) and return the
+        other nodes whose beat has stood still for ``--node-timeout`` seconds of this agent's
+        clock (a node's clock never counts: hosts' clocks differ). A node that never beat
+        counts from this agent's first look; one that reported its exits (its workers ended,
+        it waits in :meth:`gather`) is not silent."""
+        c, now = self.config, time.monotonic()
+        if not c.node_timeout or now < self._next_beat:
+            return []
+        self._next_beat = now + NODE_BEAT_S
+        key = f"attempt{attempt}/beat/"
+        self.store.add(f"{key}{c.node_rank}", 1)
+        silent = []
+        for k in range(c.nnodes):
+            if k == c.node_rank:
+                continue
+            count, last = self.store.add(f"{key}{k}", 0), self._beats.get((attempt, k))
+            if last is None or last[0] != count:
+                self._beats[(attempt, k)] = (count, now)
+            elif now - last[1] >= c.node_timeout and not self.store.check([f"attempt{attempt}/report/{k}"]):
+                silent.append(k)
+        return silent
+
     def announce_failure(self, attempt: int) -> None:
         """Tell every agent that this node's group failed (or was interrupted), so they stop theirs."""
         self.store.add(f"attempt{attempt}/failed", 1)
@@ -266,9 +297,9 @@ class StoreRendezvous:
         self.store.add(f"{key}finished", 1)
         deadline = None
         while self.store.add(f"{key}finished", 0) < c.nnodes:
-            if deadline is None and self.remote_failure(attempt):
+            if deadline is None and (self.remote_failure(attempt) or self.silent_nodes(attempt)):
                 # every node learned of the failure about when we did and has had --stop-delay
-                # already; a node cut off from this store never reports, so do not wait long
+                # already; a node cut off from this store (or silent) never reports, so do not wait long
                 deadline = time.monotonic() + c.stop_grace + REPORT_GRACE
             if deadline is not None and time.monotonic() > deadline:
                 break

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .algorithms import select
-from .collectives import _finish_average, _reduce_op
+from .collectives import _agree_on_signature, _finish_average, _reduce_op
 from .comm_record import record
 from .engine.work import Future, Work
 from .groups import member_group
@@ -64,6 +64,8 @@ def reduce_coalesced(tensors: Any, op: ReduceOp, group, async_op: bool) -> Work 
         if buf.size:
             select.all_reduce(ch, buf, ufunc)
             _finish_average(op, buf, ch.size)
+        else:
+            _agree_on_signature(ch)
         for f, lo, hi in zip(flats, edges[:-1], edges[1:]):
             f.flat[...] = buf[lo:hi]
             f.write_back()
@@ -122,6 +124,8 @@ def gather_coalesced(
             piece[lo:hi] = f.flat
         if n and ch.size > 1:
             select.all_gather(ch, gathered, [n] * ch.size)
+        elif not n:
+            _agree_on_signature(ch)
         for r, row in enumerate(outputs):
             for f, lo, hi in zip(row, edges[:-1], edges[1:]):
                 f.flat[...] = gathered[r * n + lo : r * n + hi]

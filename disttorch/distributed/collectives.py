@@ -49,16 +49,17 @@ def _reduce_op(op: Any, dtype: np.dtype, collective: str) -> tuple[ReduceOp, np.
     return op, op.ufunc(dtype, collective)
 
 
-def _agree_on_root(ch) -> None:
-    """First step of a rooted collective (broadcast, reduce, gather, scatter): every rank
-    learns every rank's signature, root included, and raises ``CollectiveMismatchError``
-    naming both sides if one differs.
+def _agree_on_signature(ch) -> None:
+    """Every rank learns every rank's signature, root included, and raises
+    ``CollectiveMismatchError`` naming both sides if one differs: the first step of a rooted
+    collective (broadcast, reduce, gather, scatter), and all an empty one does.
 
-    Without it, ranks that disagree about the root can all finish the call: when every rank
-    names itself, each only sends and nobody receives a message to check, and the mismatch
-    surfaced one collective later, or never. A rank that finishes this all-gather holds the
-    signature of every rank, so every rank raises at this call (one tiny all-gather:
-    one exchange on 2 ranks, log2(n) rounds or n - 1 ring steps on more)."""
+    Without it, ranks that disagree can all finish the call: when every rank names itself
+    as the root, or has nothing to send (an empty tensor of another dtype or reduce op), no
+    message arrives to check, and the mismatch surfaced one collective later, or never. A
+    rank that finishes this all-gather holds the signature of every rank, so every rank
+    raises at this call (one tiny all-gather: one exchange on 2 ranks, log2(n) rounds or
+    n - 1 ring steps on more)."""
     if ch.size == 1:
         return
     mine = np.array(ch.signature, np.int64)
@@ -141,6 +142,8 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
         if flat.flat.size:
             select.all_reduce(ch, flat.flat, ufunc)
             _finish_average(op, flat.flat, ch.size)
+        else:
+            _agree_on_signature(ch)
         flat.write_back()
 
     return pg.collective(
@@ -161,7 +164,7 @@ def broadcast(
     flat = Flat(tensor)
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if flat.flat.size:
             select.broadcast(ch, flat.flat, root)
         if ch.rank != root:
@@ -194,7 +197,7 @@ def reduce(
         flat.flat = flat.flat.copy()
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if flat.flat.size:
             select.reduce(ch, flat.flat, ufunc, root)
         if ch.rank == root:
@@ -234,6 +237,8 @@ def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = Fals
         buf[ch.rank * n : (ch.rank + 1) * n] = source.flat
         if n:
             select.all_gather(ch, buf, [n] * size)
+        else:
+            _agree_on_signature(ch)
         for i, o in enumerate(outputs):
             o.flat[...] = buf[i * n : (i + 1) * n]
             o.write_back()
@@ -268,6 +273,8 @@ def all_gather_into_tensor(
         out.flat[ch.rank * n : (ch.rank + 1) * n] = source.flat
         if n:
             select.all_gather(ch, out.flat, [n] * size)
+        else:
+            _agree_on_signature(ch)
         out.write_back()
 
     return pg.collective("all_gather_into_tensor", source.flat.dtype, n, -1, body, [output_tensor], async_op)
@@ -282,6 +289,8 @@ def _reduce_scatter(
     def body(ch) -> None:
         if buf.size:
             select.reduce_scatter(ch, buf, ufunc, [n] * size)
+        else:
+            _agree_on_signature(ch)
         block = buf[ch.rank * n : (ch.rank + 1) * n]
         _finish_average(op, block, size)
         out.flat[...] = block
@@ -388,7 +397,7 @@ def gather(
     )
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if source.flat.size:
             select.gather(ch, source.flat, [o.flat for o in outputs] if outputs else None, root)
         elif outputs:
@@ -423,7 +432,7 @@ def scatter(
     )
 
     def body(ch) -> None:
-        _agree_on_root(ch)
+        _agree_on_signature(ch)
         if out.flat.size:
             select.scatter(ch, [s.flat for s in sources] if sources else None, out.flat, root)
         out.write_back()
@@ -478,13 +487,9 @@ def all_to_all(
 def _all_to_all(
     pg, name: str, send: list[np.ndarray], recv: list[np.ndarray], finish: Any, result: Any, async_op: bool
 ) -> Work | None:
+    _check_own_block(name, pg.rank(), send, recv)
+
     def body(ch) -> None:
-        me = ch.rank
-        if send[me].size != recv[me].size:  # in the collective, so that the peers hear of it
-            raise ValueError(
-                f"{name}: group rank {me} sends {send[me].size} elements to itself but its "
-                f"receive block for itself holds {recv[me].size}; {_own_block_hint(name, me)}"
-            )
         if ch.size > 1:
             select.all_to_all(ch, send, recv)
         else:
@@ -494,10 +499,26 @@ def _all_to_all(
     return pg.collective(name, send[0].dtype, -1, -1, body, result, async_op)
 
 
-def _own_block_hint(name: str, me: int) -> str:
+def _check_own_block(name: str, me: int, send: list[np.ndarray], recv: list[np.ndarray]) -> None:
+    """Gloo's local check of the block group rank ``me`` keeps for itself: a ``RuntimeError``
+    before any message is sent, so the peers never hear of it and the group stays usable
+    (a corrected call on this rank meets theirs)."""
+    if send[me].size == recv[me].size:
+        return
     if name == "all_to_all_single":
-        return f"input_split_sizes[{me}] must equal output_split_sizes[{me}]"
-    return f"input_tensor_list[{me}] and output_tensor_list[{me}] must have as many elements"
+        check, hint = (
+            "[enforce fail] inLengthPerRank[myRank] == outLengthPerRank[myRank]",
+            f"input_split_sizes[{me}] must equal output_split_sizes[{me}]",
+        )
+    else:
+        check, hint = (
+            f"ProcessGroupGloo::alltoall: invalid tensor size at index {me}",
+            f"input_tensor_list[{me}] and output_tensor_list[{me}] must have as many elements",
+        )
+    raise RuntimeError(
+        f"{check}: group rank {me} sends {send[me].size} elements to itself but its receive "
+        f"block for itself holds {recv[me].size}; {hint}"
+    )
 
 
 def all_to_all_single(
@@ -532,8 +553,10 @@ def all_to_all_single(
                     f"{name} has {rows} rows, not divisible by the group size {size}; give split sizes"
                 )
             splits = [rows // size] * size
-        if len(splits) != size or sum(splits) != rows:
-            raise ValueError(f"{name} split sizes {splits} must be {size} numbers summing to {rows}")
+        if len(splits) != size or sum(splits) != rows or min(splits) < 0:
+            raise ValueError(
+                f"{name} split sizes {splits} must be {size} non-negative numbers summing to {rows}"
+            )
         edges = np.cumsum([0, *splits]) * row
         return [flat.flat[a:b] for a, b in zip(edges[:-1], edges[1:])]
 

@@ -31,6 +31,10 @@ def disagree(rank: int, world: int, kind: str) -> None:
     elif kind == "broadcast-src":  # every rank names itself: nobody receives in the broadcast itself
         dist.broadcast(x, src=rank)
         dist.all_reduce(x)
+    elif kind == "empty-dtype":  # nothing to send: the signatures still meet
+        dist.all_reduce(np.zeros(0, np.float32 if rank == 0 else np.float64))
+    elif kind == "empty-size":
+        dist.all_reduce(np.zeros(0 if rank == 0 else 3, np.float32))
     elif kind == "broadcast-src-last":  # ... and nothing follows but the end of the group
         dist.broadcast(x, src=rank)
         dist.destroy_process_group()
@@ -46,6 +50,8 @@ CASES = {
     ),
     "scatter-op": (2, r"op=MIN\) #1", r"op=SUM\) #1"),
     "broadcast-src": (2, r"broadcast\(float32\[6\], root=0\) #1", r"broadcast\(float32\[6\], root=1\) #1"),
+    "empty-dtype": (2, r"all_reduce\(float32\[0\], op=SUM\) #1", r"all_reduce\(float64\[0\], op=SUM\) #1"),
+    "empty-size": (2, r"all_reduce\(float32\[0\], op=SUM\) #1", r"all_reduce\(float32\[3\], op=SUM\) #1"),
     "broadcast-src-last": (
         2,
         r"broadcast\(float32\[6\], root=0\) #1",
@@ -172,42 +178,75 @@ def test_a_mismatched_root_raises_on_every_rank_at_that_call(world, roots):
 
 
 def all_to_all_sizes(rank: int, world: int) -> dict:
-    """all_to_all calls whose sizes disagree, each on a fresh group (a failure breaks its
-    group); what each call did on this rank."""
+    """all_to_all calls whose sizes disagree; what each call did on this rank. A rank's own
+    block that does not fit raises there before any message leaves, and the same group then
+    serves the corrected call; a peer's block of another size breaks its group."""
     import disttorch.distributed as dist
 
     dist.init_process_group()
     ones = [np.ones(n, np.float32) for n in (2, 3)]
+
+    def single(g, splits, out_splits=(2, 2)):
+        out = np.zeros(4, np.float32)
+        dist.all_to_all_single(out, np.full(4, rank + 1, np.float32), list(out_splits), splits, g)
+        return out.tolist()
+
+    def listed(g, own):
+        out = [np.zeros(2, np.float32) for _ in range(2)]
+        dist.all_to_all(out, [np.full(2, rank + 1, np.float32), ones[own]], group=g)
+        return [o.tolist() for o in out]
+
     calls = {  # rank 1 keeps 3 elements for itself but has room for 2
-        "own-split": lambda g: dist.all_to_all_single(
-            np.zeros(4, np.float32), np.ones(4, np.float32), [2, 2], [2, 2] if rank == 0 else [1, 3], g
-        ),
-        "own-list": lambda g: dist.all_to_all(
-            [np.zeros(2, np.float32) for _ in range(2)], [ones[0], ones[rank]], group=g
+        "own-split": lambda g: single(g, [2, 2] if rank == 0 else [1, 3]),
+        "own-list": lambda g: listed(g, rank),
+        # rank 1's split sizes sum to its 4 rows, but one is negative (a slice from the end)
+        "negative-split": lambda g: single(
+            g, [2, 2] if rank == 0 else [5, -1], (2, 2) if rank == 0 else (5, -1)
         ),
         # rank 1 sends 3 elements to rank 0, which has room for 2
         "cross-split": lambda g: dist.all_to_all_single(
             np.zeros(4, np.float32), np.ones(4 + rank, np.float32), [2, 2], [2 + rank, 2], g
         ),
     }
+    retries = {
+        "own-split": lambda g: single(g, [2, 2]),
+        "own-list": lambda g: listed(g, 0),
+        "negative-split": lambda g: single(g, [2, 2]),
+    }
     outcomes = {}
     for kind, call in calls.items():
+        group = dist.new_group([0, 1])
         try:
-            call(dist.new_group([0, 1]))
-            outcomes[kind] = "returned"
-        except (ValueError, dist.DistBackendError) as e:
+            outcomes[kind] = f"returned {call(group)}"
+        except (RuntimeError, ValueError, dist.DistBackendError) as e:
             outcomes[kind] = f"{type(e).__name__}: {e}"
+            if kind in retries:
+                outcomes[kind] += f" | retried {retries[kind](group)}"
     dist.destroy_process_group()
     return outcomes
 
 
 @pytest.mark.timeout(60)
 def test_all_to_all_sizes_that_disagree_are_named():
-    own = "group rank 1 sends 3 elements to itself but its receive block for itself holds 2"
+    own = "RuntimeError: {}: group rank 1 sends 3 elements to itself but its receive block for itself holds 2"
     r0, r1 = run_ranks(all_to_all_sizes, 2, timeout=50, env={"DISTTORCH_TIMEOUT": "30"})
-    for outcomes in (r0, r1):  # rank 1 raises, rank 0 hears of it
-        assert own in outcomes["own-split"] and "input_split_sizes[1]" in outcomes["own-split"], outcomes
-        assert own in outcomes["own-list"] and "input_tensor_list[1]" in outcomes["own-list"], outcomes
+    # rank 1 raises alone, before sending, and its corrected call meets rank 0's first one
+    assert r0["own-split"] == "returned [1.0, 1.0, 2.0, 2.0]", r0
+    assert r0["own-list"] == "returned [[1.0, 1.0], [2.0, 2.0]]", r0
+    check = "[enforce fail] inLengthPerRank[myRank] == outLengthPerRank[myRank]"
+    assert r1["own-split"].startswith(own.format(check)), r1
+    assert "input_split_sizes[1] must equal" in r1["own-split"], r1
+    assert r1["own-split"].endswith("| retried [1.0, 1.0, 2.0, 2.0]"), r1
+    assert r1["own-list"].startswith(
+        own.format("ProcessGroupGloo::alltoall: invalid tensor size at index 1")
+    ), r1
+    assert "input_tensor_list[1] and output_tensor_list[1]" in r1["own-list"], r1
+    assert r1["own-list"].endswith("| retried [[1.0, 1.0], [1.0, 1.0]]"), r1
+    assert r0["negative-split"] == "returned [1.0, 1.0, 2.0, 2.0]", r0
+    assert r1["negative-split"].startswith(
+        "ValueError: input split sizes [5, -1] must be 2 non-negative numbers summing to 4"
+    ), r1
+    assert r1["negative-split"].endswith("| retried [1.0, 1.0, 2.0, 2.0]"), r1
     assert r0["cross-split"].startswith("CollectiveMismatchError"), r0
     sent = r"rank 1 \(group \d+ rank 1\) sent 12 bytes as message 0 but rank 0 \(group \d+ rank 0\) expected 8 bytes"
     assert re.search(sent, r0["cross-split"]), r0

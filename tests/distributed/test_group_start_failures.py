@@ -1,7 +1,8 @@
 """A peer that fails or ends while a group starts is named at once: the ranks still starting
 the group do not wait for it until the timeout (30 minutes by default). A rank whose start
 fails says why in the store; a peer of this host whose process ended (before it connected,
-or before it fetched the shared-memory segment) is seen to have ended."""
+or before it fetched the shared-memory segment) is seen to have ended; one of another host
+whose published address fails every connect is named within seconds."""
 
 from __future__ import annotations
 
@@ -83,3 +84,24 @@ def test_a_rank_that_failed_before_publishing_its_address_is_not_waited_for():
     with pytest.raises(DistNetworkError, match="rank 0 failed to start the group.*: OSError: no free port"):
         transport.Transport(store, "g/", rank=1, size=2, group_id=7, timeout=600.0)
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.timeout(30)
+def test_a_remote_peer_that_ended_before_it_connected_is_named_within_seconds(monkeypatch):
+    monkeypatch.setattr(transport, "UNREACHABLE_GIVE_UP_S", 1.0)
+    store = HashStore()
+    endpoint = {  # what rank 0 of another host published before it ended: its port is shut now
+        "host": "another-host/boot/netns",
+        "pid": 1,
+        "pidns": "pid:[1]",
+        "tcp": "tcp://127.0.0.1:9",
+    }
+    store.set("g/ep/0", json.dumps(endpoint))
+    started = time.monotonic()
+    with pytest.raises(
+        DistNetworkError,
+        match=r"rank 0 published its address tcp://127.0.0.1:9, but every connect to it failed for "
+        r"\d+ s \(\d+ tries\): its process ended before rank 1 could connect to it",
+    ):
+        transport.Transport(store, "g/", rank=1, size=2, group_id=7, timeout=600.0)
+    assert time.monotonic() - started < transport.UNREACHABLE_GIVE_UP_S + 10

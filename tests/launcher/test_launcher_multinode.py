@@ -136,6 +136,45 @@ def test_interrupting_one_node_stops_the_other(tmp_path):
 
 
 @pytest.mark.timeout(90)
+def test_a_node_whose_launcher_is_killed_fails_the_job_on_the_others(tmp_path):
+    # node 1's launcher and ranks vanish at once (SIGKILL: nothing announces it); node 0's
+    # ranks would wait for them until their timeout (init_process_group): node 0 ends the job
+    procs = start_nodes(SCRIPTS / "fail.py", tmp_path, "lone", -1, extra=("--node-timeout", 2))
+    try:
+        wait_for_files(tmp_path, "rank*.pid", 4)
+        procs[1].kill()
+        killed = time.monotonic()
+        (code0, _, err0), _ = finish(procs)
+    finally:
+        for proc in procs:
+            proc.kill()
+    assert time.monotonic() - killed < 20, err0
+    assert code0 == 1, err0
+    assert "node(s) 1 stopped answering in the agents' store for 2 s (--node-timeout)" in err0, err0
+    assert "node 1 did not report" in err0, err0
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+def test_a_node_is_silent_once_its_beat_stands_still_unless_it_reported(monkeypatch):
+    from disttorch.distributed.store import HashStore
+    from disttorch.launcher import rendezvous
+    from disttorch.launcher.cli import LaunchConfig
+
+    monkeypatch.setattr(rendezvous, "NODE_BEAT_S", 0.0)
+    agent = object.__new__(rendezvous.StoreRendezvous)
+    agent.config = LaunchConfig("x.py", [], nnodes=3, node_rank=0, node_timeout=0.2)
+    agent.store, agent._next_beat, agent._beats = HashStore(), 0.0, {}
+    assert agent.silent_nodes(0) == []  # the first look starts every node's clock
+    assert agent.store.add("attempt0/beat/0", 0) == 1  # and counts this node's own beat
+    time.sleep(0.3)
+    agent.store.add("attempt0/beat/1", 1)  # node 1 beats; node 2 stands still...
+    assert agent.silent_nodes(0) == [2]
+    agent.store.set("attempt0/report/2", "{}")  # ...until it reports: its workers ended
+    assert agent.silent_nodes(0) == []
+    assert agent.silent_nodes(1) == []  # another attempt: every clock starts again
+
+
+@pytest.mark.timeout(90)
 def test_inconsistent_nodes_fail_fast_with_the_reason(tmp_path):
     port = free_port(MASTER)
     env = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}

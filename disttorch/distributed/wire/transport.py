@@ -55,6 +55,11 @@ Liveness
     its routing id on our ROUTER (``ROUTER_HANDOVER``) even while the old one lingers there,
     and a message lost with the old one fails the message-number check.
 
+    Before the first handshake, a peer that ended is seen three ways while the group starts:
+    the reason it published in the store (its start failed), its pid (a peer of this host),
+    or its published address failing every connect for :data:`UNREACHABLE_GIVE_UP_S`
+    seconds (a remote peer killed after it published, or its host unreachable).
+
 Threading: after construction a Transport is used by one thread at a time (whichever holds
 its group's execution lock); ZeroMQ sockets are not thread-safe.
 """
@@ -121,8 +126,16 @@ FAILURE_LOOK_S = 0.5
 #: Message numbers on a connection count modulo this (the header's ``link`` is a u32).
 LINK_MODULUS = 1 << 32
 
+#: Seconds a peer's published address may keep failing every connect (refused, no route)
+#: before the group's start gives up on it: it bound that address before publishing it, so
+#: an address that stays shut means its process ended (a remote peer killed before it
+#: connected) or the network to it is down.
+UNREACHABLE_GIVE_UP_S = 5.0
+
 _MONITOR_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED
+    | zmq.EVENT_CONNECTED
+    | zmq.EVENT_CONNECT_RETRIED
     | zmq.EVENT_DISCONNECTED
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
@@ -238,6 +251,9 @@ class _Peer:
         self.declared_dead = False  # another rank reported it dead
         self.reconnected = False  # our connection to it dropped and came back
         self.auth_failure: str | None = None
+        self.endpoint = ""
+        self.failing_since: float | None = None  # every connect has failed since (never connected)
+        self.failed_connects = 0
 
 
 def _report_failure(store, prefix: str, rank: int, error: BaseException) -> None:
@@ -380,6 +396,7 @@ class Transport:
         monitor = auth.monitor_socket(dealer, _MONITOR_EVENTS)
         dealer.connect(endpoint)
         p = _Peer(peer, dealer, monitor, self._identity(peer))
+        p.endpoint = endpoint
         self._peers[peer] = p
         self._by_monitor[monitor] = p
         self._poller.register(monitor, zmq.POLLIN)
@@ -431,6 +448,7 @@ class Transport:
             if time.monotonic() >= look:
                 look = time.monotonic() + FAILURE_LOOK_S
                 self._raise_if_failed(store, prefix, [p.rank for p in missing])
+                self._raise_if_unreachable(missing)
             if time.monotonic() > deadline:
                 names = ", ".join(self._name(p.rank) for p in missing)
                 self.close()
@@ -440,6 +458,21 @@ class Transport:
                     "reachable (check DISTTORCH_HOST_ADDR / firewalls)?"
                 )
             self.pump(POLL_SLICE)
+
+    def _raise_if_unreachable(self, missing: list[_Peer]) -> None:
+        """Raise for a peer whose published address has failed every connect for
+        :data:`UNREACHABLE_GIVE_UP_S` seconds, the one sign of a remote peer that ended
+        before we could connect (its launcher alone knows more)."""
+        for p in missing:
+            if p.failing_since is not None and time.monotonic() - p.failing_since >= UNREACHABLE_GIVE_UP_S:
+                self.close()
+                raise DistNetworkError(
+                    f"{self._name(p.rank)} published its address {p.endpoint}, but every connect "
+                    f"to it failed for {time.monotonic() - p.failing_since:.0f} s "
+                    f"({p.failed_connects} tries): its process ended before {self._name(self.rank)} "
+                    "could connect to it (killed? its output or its launcher says why), or the "
+                    "network between the two hosts is down"
+                )
 
     def _published(self, store, prefix: str, peer: int, deadline: float) -> dict:
         """The endpoints ``peer`` published, once it has (until ``deadline``); raise at once
@@ -689,6 +722,11 @@ class Transport:
                     p.dealer.send_multipart([self._header_frame(p.rank, sync), b""])
                     p.reconnected = True
                 p.connected, p.disconnected_at = True, None
+            elif event == zmq.EVENT_CONNECTED:  # the address answers: its handshake decides
+                p.failing_since = None
+            elif event == zmq.EVENT_CONNECT_RETRIED:  # a connect failed: refused, no route, timed out
+                p.failing_since = p.failing_since or time.monotonic()
+                p.failed_connects += 1
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
                 p.disconnected_at = p.disconnected_at or time.monotonic()
             elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
