@@ -480,13 +480,13 @@ def _most_parts(a: np.ndarray, b: np.ndarray) -> int:
     one a product along its first batch dim longer than one; a single product of
     :data:`CUT_DTYPES`, parts of at least :data:`MIN_CUT_ROWS` rows (or columns) and
     :data:`MIN_CUT_MACS` multiply-adds; any other single product, none (one part)."""
-    shape = _product_shape(a, b)
-    stack = next((n for n in shape[:-2] if n > 1), 0)
-    if stack:
-        return stack
+    if a.ndim > 2 or b.ndim > 2:
+        stack = next((n for n in _product_shape(a, b)[:-2] if n > 1), 0)
+        if stack:
+            return stack
     if a.dtype not in CUT_DTYPES:
         return 1
-    m, n = shape[-2:]
+    m, n = a.shape[-2], b.shape[-1]
     return max(1, min(max(m, n) // MIN_CUT_ROWS, m * n * a.shape[-1] // MIN_CUT_MACS))
 
 
