@@ -503,6 +503,35 @@ def test_a_layers_products_have_one_threads_bits_on_every_thread_count(shape, dt
         disttorch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("dtype", [disttorch.float32, disttorch.float64], ids=["float32", "float64"])
+def test_an_mlps_training_steps_have_one_threads_bits_on_two_and_three_threads(dtype):
+    """Linear layers, ReLU, cross-entropy and SGD with momentum, at the batch of
+    ``benchmarks/train_step.py``: every product, each cut or whole, every element-wise op
+    and update keeps the bits, so the parameters after two steps are one thread's."""
+    before = disttorch.get_num_threads()
+    rng = np.random.default_rng(5)
+    x = disttorch.tensor(rng.standard_normal((128, 784))).to(dtype)
+    y = disttorch.tensor(rng.integers(0, 10, 128))
+    params = {}
+    try:
+        for n in (1, 2, 3):
+            disttorch.set_num_threads(n)
+            disttorch.manual_seed(0)
+            model = disttorch.nn.Sequential(
+                disttorch.nn.Linear(784, 512), disttorch.nn.ReLU(), disttorch.nn.Linear(512, 10)
+            ).to(dtype)
+            opt = disttorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            for _ in range(2):
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+            params[n] = [p.detach().numpy().copy() for p in model.parameters()]
+        for n in (2, 3):
+            assert all(np.array_equal(a, b) for a, b in zip(params[n], params[1]))
+    finally:
+        disttorch.set_num_threads(before)
+
+
 def test_independent_products_run_side_by_side_each_whole_with_one_threads_bits():
     """Two threads, two products: each runs whole on its own thread (one hand-off), so the
     float32 results are the one-thread results to the bit; with more threads than products
