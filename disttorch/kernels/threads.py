@@ -83,6 +83,20 @@ MIN_PART_ELEMENTS = 3 << 18
 #: one core), so a product splits once each part gets about 4M of them.
 MACS_PER_ELEMENT = 4
 
+#: The dtypes whose single matrix products :func:`matmul` cuts by the rows or the columns of
+#: the result. NumPy's OpenBLAS computes such a part with the bits of the same rows or
+#: columns of the whole product in float32 and complex64 (no difference in some 750 float32
+#: and 330 complex64 random shapes, layouts and cuts, with its SkylakeX, Haswell, Cooperlake
+#: and SapphireRapids kernels), as long as the part is no matrix-vector product and not
+#: small enough for its small-matrix kernels (up to some 1M multiply-adds): hence
+#: :data:`MIN_CUT_ROWS` and :data:`MIN_CUT_MACS`. In float64 40-60% of the cuts rounded
+#: otherwise (where the result has an odd number of columns, say), so a float64 product
+#: runs whole (a stack of them still splits by its products).
+#: ``tests/runtime/test_intraop_threads.py`` checks the bits of the cuts at 1 to 4 threads.
+CUT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.complex64))
+MIN_CUT_ROWS = 16
+MIN_CUT_MACS = 1 << 22
+
 #: Element-wise functions that cost about one unit per element; any other function (an
 #: ``exp``, a division, a power) counts :data:`COSTLY_ELEMENT` units per element.
 CHEAP_ELEMENTWISE = frozenset(
@@ -390,13 +404,12 @@ def concatenate(arrays: List[np.ndarray], axis: int, dtype: Any) -> np.ndarray:
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """``np.matmul(a, b, out=out)`` on as many threads as its size is worth. BLAS itself runs
-    on one thread (see the module docstring); a float product splits over the op's threads
-    instead: a stack of products by its leading batch dim (each product the same BLAS call,
-    so the numbers do not depend on the split), a single product by the rows or the columns
-    of its result, whichever are more (each part a smaller BLAS call, whose float32 rounding
-    may differ from the whole's: the same for a given thread count). Inside a split op's
-    part it is the plain call."""
+    """``np.matmul(a, b, out=out)`` on as many threads as its size is worth, with the bits of
+    one thread. BLAS itself runs on one thread (see the module docstring); a float product
+    splits over the op's threads instead: a stack of products by its first batch dim longer
+    than one (each product the same BLAS call whatever the split), a single product by the
+    rows or the columns of its result, whichever are more, where that keeps the bits (see
+    :func:`_most_parts`). Inside a split op's part it is the plain call."""
     if _budget.threads == 1:  # (the common case, without the lists of ``matmuls``)
         return np.matmul(a, b, out=out)
     return matmuls([(a, b)], [out])[0]
@@ -424,6 +437,9 @@ def matmuls(
     if _budget.threads > 1 and not _budget.region.locked():
         works = [_product_work(a, b) for a, b in products]
         parts = min(_budget.threads, sum(works) // MIN_PART_ELEMENTS)
+        if parts > len(products) and 0 not in works:  # some product must be cut
+            shares = [min(k, _most_parts(a, b)) for (a, b), k in zip(products, _shares(works, parts))]
+            parts = max(sum(shares), min(parts, len(products)))  # (none may be cut: each whole)
         if parts >= 2 and 0 not in works:
             for i, ((a, b), out) in enumerate(zip(products, outs)):
                 if out is None:
@@ -434,7 +450,6 @@ def matmuls(
                 if not _run_compiled(_whole_rows(products, outs, groups), operands, meanwhile):
                     _run([_products_task(products, outs, group) for group in groups], meanwhile)
             else:
-                shares = _shares(works, parts)
                 if not _run_compiled(_split_rows(products, outs, shares), operands, meanwhile):
                     _run(
                         [
@@ -458,6 +473,21 @@ def _product_work(a: np.ndarray, b: np.ndarray) -> int:
         return 0
     shape = _product_shape(a, b)
     return math.prod(shape[:-1]) * a.shape[-1] * shape[-1] // MACS_PER_ELEMENT
+
+
+def _most_parts(a: np.ndarray, b: np.ndarray) -> int:
+    """Into how many parts ``a @ b`` may be cut with the bits of the whole product: a stack,
+    one a product along its first batch dim longer than one; a single product of
+    :data:`CUT_DTYPES`, parts of at least :data:`MIN_CUT_ROWS` rows (or columns) and
+    :data:`MIN_CUT_MACS` multiply-adds; any other single product, none (one part)."""
+    if a.ndim > 2 or b.ndim > 2:
+        stack = next((n for n in _product_shape(a, b)[:-2] if n > 1), 0)
+        if stack:
+            return stack
+    if a.dtype not in CUT_DTYPES:
+        return 1
+    m, n = a.shape[-2], b.shape[-1]
+    return max(1, min(max(m, n) // MIN_CUT_ROWS, m * n * a.shape[-1] // MIN_CUT_MACS))
 
 
 def _product_shape(a: np.ndarray, b: np.ndarray) -> tuple:
@@ -525,12 +555,15 @@ def _split_rows(
 
 
 def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> List[Callable[[], Any]]:
-    """``a @ b`` into ``out`` as ``k`` tasks: a stack of products by its leading batch dim,
-    a single product by the rows or the columns of its result, whichever are more."""
+    """``a @ b`` into ``out`` as ``k`` tasks: a stack of products by its first batch dim
+    longer than one, a single product by the rows or the columns of its result, whichever
+    are more."""
     batch = out.shape[:-2]
-    if batch and batch[0] > 1:
+    stack = next((d for d, n in enumerate(batch) if n > 1), None)
+    if stack is not None:
         a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-        rows, part = batch[0], lambda i, j: np.matmul(a[i:j], b[i:j], out=out[i:j])
+        cut = lambda i, j: (slice(None),) * stack + (slice(i, j),)  # noqa: E731
+        rows, part = batch[stack], lambda i, j: np.matmul(a[cut(i, j)], b[cut(i, j)], out=out[cut(i, j)])
     elif out.shape[-2] >= out.shape[-1]:
         rows, part = out.shape[-2], lambda i, j: np.matmul(a[..., i:j, :], b, out=out[..., i:j, :])
     else:

@@ -450,34 +450,84 @@ def test_blas_stays_on_one_thread_inside_and_outside_split_ops(split):
 def test_a_large_matrix_product_splits_over_the_op_pool_and_a_small_one_does_not():
     before = disttorch.get_num_threads()
     rng = np.random.default_rng(0)
-    wide, tall = rng.standard_normal((64, 512)), rng.standard_normal((512, 64))
+    wide, tall = rng.standard_normal((64, 512), np.float32), rng.standard_normal((512, 64), np.float32)
     try:
         assert _run_recorded(2, lambda: threads.matmul(np.ones((8, 8)), np.ones((8, 8)))) == []
         for a, b in (
             (tall, wide),
             (wide.T, wide),
-            (np.stack([wide] * 4), np.stack([tall] * 4)),
-        ):  # rows, columns, a stack
+            (np.stack([wide] * 4).astype(np.float64), np.stack([tall] * 4).astype(np.float64)),
+        ):  # rows, columns, a stack (of float64: each product whole)
             got = []
             assert len(_run_recorded(2, lambda a=a, b=b: got.append(threads.matmul(a, b)))) == 1
-            np.testing.assert_allclose(got[0], a @ b, rtol=1e-12)
+            assert np.array_equal(got[0], a @ b)
+        # one float64 product: its parts would round otherwise (threads.CUT_DTYPES), so it is whole
+        single = tall.astype(np.float64), wide.astype(np.float64)
+        got = []
+        assert _run_recorded(2, lambda: got.append(threads.matmul(*single))) == []
+        assert np.array_equal(got[0], single[0] @ single[1])
     finally:
         disttorch.set_num_threads(before)
 
 
-def test_a_split_float32_product_is_deterministic_per_thread_count_and_close_across():
+# forward and both backward products of the linear layers of benchmarks/train_step.py's MLP
+# (batch 128) and GPT (2048 tokens), and shapes whose cuts fall between a kernel's blocks
+_LINEAR_SHAPES = [
+    (128, 784, 512),
+    (128, 512, 256),
+    (2048, 128, 384),
+    (2048, 512, 128),
+    (300, 200, 700),
+    (97, 1000, 33),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float64])
+@pytest.mark.parametrize("shape", _LINEAR_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_a_layers_products_have_one_threads_bits_on_every_thread_count(shape, dtype):
+    """``x @ W.T``, ``g.T @ x`` and ``g @ W`` on 1 to 4 threads: the same bits (a float32 or
+    complex product cut by rows or columns, a float64 one whole)."""
     before = disttorch.get_num_threads()
     rng = np.random.default_rng(1)
-    a, b = rng.standard_normal((300, 200), np.float32), rng.standard_normal((200, 700), np.float32)
+    m, k, n = shape
+    x, w, g = (rng.standard_normal(s).astype(dtype) for s in ((m, k), (n, k), (m, n)))
+    products = [(x, w.T), (g.T, x), (g, w)]
     try:
-        runs = {}
-        for n in (1, 2, 3, 2):
+        disttorch.set_num_threads(1)
+        one = [threads.matmul(a, b) for a, b in products]
+        for n_threads in (2, 3, 4):
+            disttorch.set_num_threads(n_threads)
+            for (a, b), expected in zip(products, one):
+                assert np.array_equal(threads.matmul(a, b), expected)
+    finally:
+        disttorch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [disttorch.float32, disttorch.float64], ids=["float32", "float64"])
+def test_an_mlps_training_steps_have_one_threads_bits_on_two_and_three_threads(dtype):
+    """Linear layers, ReLU, cross-entropy and SGD with momentum, at the batch of
+    ``benchmarks/train_step.py``: every product, each cut or whole, every element-wise op
+    and update keeps the bits, so the parameters after two steps are one thread's."""
+    before = disttorch.get_num_threads()
+    rng = np.random.default_rng(5)
+    x = disttorch.tensor(rng.standard_normal((128, 784))).to(dtype)
+    y = disttorch.tensor(rng.integers(0, 10, 128))
+    params = {}
+    try:
+        for n in (1, 2, 3):
             disttorch.set_num_threads(n)
-            got = threads.matmul(a, b)
-            assert n not in runs or np.array_equal(got, runs[n])
-            runs[n] = got
+            disttorch.manual_seed(0)
+            model = disttorch.nn.Sequential(
+                disttorch.nn.Linear(784, 512), disttorch.nn.ReLU(), disttorch.nn.Linear(512, 10)
+            ).to(dtype)
+            opt = disttorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            for _ in range(2):
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+            params[n] = [p.detach().numpy().copy() for p in model.parameters()]
         for n in (2, 3):
-            np.testing.assert_allclose(runs[n], runs[1], rtol=1e-4, atol=1e-4)
+            assert all(np.array_equal(a, b) for a, b in zip(params[n], params[1]))
     finally:
         disttorch.set_num_threads(before)
 
