@@ -32,6 +32,11 @@ def _moment_reached(moment: str, out: Path, tmp: Path, stderr: Path) -> bool:
     return len(list(out.glob("rank*.step"))) == 2  # "training": every rank all-reduced
 
 
+def _shared_memory() -> set:
+    """disttorch's named files in /dev/shm (it names none on Linux: memfd segments; checked anyway)."""
+    return {n for n in os.listdir("/dev/shm") if "disttorch" in n} if os.path.isdir("/dev/shm") else set()
+
+
 def _job_processes(mark: str) -> list:
     """The live processes whose environment carries ``mark`` (the launcher's, inherited by all)."""
     found = []
@@ -52,6 +57,7 @@ def test_ctrl_c_at_any_moment_ends_quietly_with_130(tmp_path, moment):
     tmp.mkdir()
     mark = uuid.uuid4().hex
     stderr = tmp_path / "stderr.txt"
+    shm_before = _shared_memory()
     with open(stderr, "w") as err:
         proc = subprocess.Popen(
             command("--nproc", 2, TRAIN, out),
@@ -78,6 +84,7 @@ def test_ctrl_c_at_any_moment_ends_quietly_with_130(tmp_path, moment):
     assert_all_gone(recorded_pids(out))
     assert not _job_processes(mark)
     assert not list(tmp.iterdir())  # the run directory is removed
+    assert not _shared_memory() - shm_before
 
 
 def test_ctrl_c_while_the_launcher_starts_is_one_line_and_130(monkeypatch, capfd):
