@@ -17,6 +17,7 @@ import sys as _sys
 from types import ModuleType as _ModuleType
 
 from . import _public_name
+from .kernels.jit import fork_waits as _fork_waits  # (standard library only)
 
 __version__ = "0.1.0"
 
@@ -139,7 +140,8 @@ def _load_facade() -> _ModuleType:
         _sys.meta_path.remove(_FACADE_FIRST)
     except ValueError:
         pass  # removed already
-    facade = _importlib.import_module(f"{__name__}._facade")
+    with _fork_waits():  # a fork on another thread waits (a child would inherit the held import lock)
+        facade = _importlib.import_module(f"{__name__}._facade")
     if not getattr(facade.__spec__, "_initializing", False):
         names = globals()
         for name, value in vars(facade).items():
@@ -170,14 +172,12 @@ def __getattr__(name: str):
         )
         return getattr(_importlib.import_module(f".{module}", __name__), function)()
 
-    from .kernels.jit import fork_waits  # (a fork waits for a first import on another thread)
-
-    if name in _LAZY:
-        with fork_waits():
+    if name in _LAZY:  # (a fork waits for a first import on another thread)
+        with _fork_waits():
             return _importlib.import_module(f".{name}", __name__)
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
-        with fork_waits():
+        with _fork_waits():
             return getattr(_importlib.import_module(f".{module}", __name__), attr)
     if name.startswith("_foreach_"):  # torch._foreach_add_(params, ...): ops over tensor lists
         from .ops import foreach

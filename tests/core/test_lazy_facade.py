@@ -67,3 +67,34 @@ def test_the_names_load_on_first_use_and_before_any_tensor_module():
         "True",
         "module 'disttorch' has no attribute 'no_such_name'",
     ]
+
+
+@pytest.mark.timeout(150)
+def test_a_fork_while_another_thread_loads_the_names_waits_for_them():
+    """A child forked in the middle would inherit the import lock held by a thread it does not
+    have, and hang at its first ``disttorch.<name>``."""
+    out = _run(
+        """
+        import os, threading, time
+        import disttorch
+
+        started = threading.Event()
+        thread = threading.Thread(target=lambda: (started.set(), disttorch.Tensor))
+        thread.start()
+        started.wait()
+        time.sleep(0.05)  # the thread is loading disttorch's names (where it is slow enough)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if disttorch.ones(1).item() == 1 else 3)
+        deadline = time.monotonic() + 30
+        done, status = os.waitpid(pid, os.WNOHANG)
+        while not done and time.monotonic() < deadline:
+            time.sleep(0.02)
+            done, status = os.waitpid(pid, os.WNOHANG)
+        if not done:
+            os.kill(pid, 9)
+        print(f"the child exited {os.waitstatus_to_exitcode(status)}" if done else "the child hung")
+        thread.join()
+        """
+    )
+    assert out.strip() == "the child exited 0"
