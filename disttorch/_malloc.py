@@ -7,7 +7,7 @@ zeroing: on the GPT of ``benchmarks/train_step.py`` that is over a third of the 
 Raising the mmap threshold and the trim threshold makes freed blocks reusable, the way
 PyTorch users get it from jemalloc or tcmalloc.
 
-Applied once when ``disttorch`` is imported, on glibc only, unless the user tunes malloc
+Applied once when ``disttorch``'s names load (``disttorch/_facade.py``, before NumPy), on glibc only, unless the user tunes malloc
 through its own ``MALLOC_*`` environment variables or sets ``DISTTORCH_MALLOC_TUNING=0``.
 The cost is memory: up to ``TRIM_THRESHOLD`` bytes of freed blocks may stay mapped.
 """

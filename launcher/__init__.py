@@ -3,8 +3,10 @@
 Run ``disttorch-launch --nproc 4 train.py`` (or ``python -m disttorch.launcher ...``).
 The source lives in the top-level ``launcher/`` folder and installs as ``disttorch.launcher``
 (``disttorch/launcher`` links to it in a checkout). Its own modules import only the standard
-library; as a subpackage it loads disttorch's core (NumPy), never ``nn``, ``distributed``
-(except the store, for multi-node jobs), ZeroMQ or cloudpickle.
+library and disttorch's few standard-library modules (``_faults``, ``_error_file``), so the
+launcher starts without NumPy: importing ``disttorch`` defines its tensor names only on first
+use. It loads the rest of disttorch only for multi-node jobs (the store) and to check a
+``--master-addr`` on one node.
 
 Modules:
 

@@ -15,6 +15,7 @@ Exit status: 0 on success, 1 on failure, 128 + signal number when interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import secrets
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 
 from . import output, reaper
 from .cli import LaunchConfig
@@ -45,7 +46,7 @@ T = TypeVar("T")
 
 
 class _Interrupted(BaseException):
-    """Raised by the signal handler while no workers run (e.g. during the rendezvous).
+    """Raised while no workers run, when a signal came (see :meth:`Agent._interruptible_wait`).
     A BaseException, like KeyboardInterrupt, so no ``except Exception`` swallows it."""
 
 
@@ -59,27 +60,35 @@ class Agent:
         self.secret = config.job_secret or secrets.token_hex(32)  # single node: a fresh one per job
         self.signal: Optional[int] = None
         self.hurry = threading.Event()  # a second signal: skip the grace period
-        self._workers_running = False
+        self._interruptible = False  # a signal raises _Interrupted (waiting for the other nodes)
         self._store_failed = False  # said once: every later store operation fails the same way
-        self._run_dir = reaper.make_run_dir()
+        self._run_dir: Optional[str] = None
+        self.guardian: Optional[Guardian] = None
         self._log_root = config.log_dir
         wants_logs = any(config.redirects.values()) or any(config.tee.values())
         if self._log_root is None and wants_logs:
             self._log_root = tempfile.mkdtemp(prefix="disttorch-logs-")
 
     def run(self) -> int:
-        """Run the job to its end; return 0 (success), 1 (failure) or 128 + signal (interrupted)."""
+        """Run the job to its end; return 0 (success), 1 (failure) or 128 + signal (interrupted).
+
+        A signal (Ctrl-C's SIGINT, SIGTERM, SIGHUP) at any moment ends the job: the workers
+        are stopped and reaped, the run directory removed, and the status is 128 + signal."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED_SIGNALS}
-        reaper.become_subreaper()
-        self.guardian = Guardian()  # ends the workers' process trees even if this process is killed
-        self.guardian.remove_at_end(self._run_dir)
-        self._own_children = reaper.children()  # not ours to reap at teardown
-        self._causes: List[Tuple[str, float]] = []  # each failed attempt: root cause, seconds it ran
         rdzv: Optional[Rendezvous] = None
         try:
-            rdzv = (
-                StoreRendezvous(self.config, say) if self.config.nnodes > 1 else LocalRendezvous(self.config)
-            )
+            self._run_dir = reaper.make_run_dir()
+            reaper.become_subreaper()
+            self.guardian = Guardian()  # ends the workers' process trees even if this process is killed
+            self.guardian.remove_at_end(self._run_dir)
+            self._own_children = reaper.children()  # not ours to reap at teardown
+            self._causes: List[Tuple[str, float]] = []  # each failed attempt: root cause, seconds it ran
+            with self._interruptible_wait():
+                rdzv = (
+                    StoreRendezvous(self.config, say)
+                    if self.config.nnodes > 1
+                    else LocalRendezvous(self.config)
+                )
             for attempt in range(self.config.max_restarts + 1):
                 status = self._attempt(rdzv, attempt)
                 if status is not None:
@@ -94,20 +103,39 @@ class Agent:
         except RendezvousError as exc:
             say(f"the nodes could not meet: {exc}")
             return 1
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        finally:  # (a second signal meanwhile only hurries: the handlers are restored last)
             if rdzv is not None:
                 rdzv.close()
-            self.guardian.close()
-            shutil.rmtree(self._run_dir, ignore_errors=True)
+            if self.guardian is not None:
+                self.guardian.close()
+            if self._run_dir is not None:
+                shutil.rmtree(self._run_dir, ignore_errors=True)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def _on_signal(self, signum: int, frame: object) -> None:
         if self.signal is not None:
             self.hurry.set()
             return
         self.signal = signum
-        if not self._workers_running:
+        if self._interruptible:
+            raise _Interrupted()
+
+    @contextlib.contextmanager
+    def _interruptible_wait(self) -> Iterator[None]:
+        """A wait for the other nodes, which a signal ends at once (:class:`_Interrupted`).
+        Elsewhere a signal is only recorded, and acted on where the agent checks it: before
+        the workers start (:meth:`_check_signal`), and while they run (:meth:`_watch`)."""
+        self._check_signal()
+        self._interruptible = True
+        try:
+            yield
+        finally:
+            self._interruptible = False
+
+    def _check_signal(self) -> None:
+        """Raise :class:`_Interrupted` if a signal came while no workers ran."""
+        if self.signal is not None:
             raise _Interrupted()
 
     # ------------------------------------------------------------------ one attempt
@@ -115,7 +143,8 @@ class Agent:
     def _attempt(self, rdzv: Rendezvous, attempt: int) -> Optional[int]:
         """Run attempt ``attempt``; return the exit status, or ``None`` to restart."""
         c = self.config
-        world = rdzv.next_round(attempt)
+        with self._interruptible_wait():
+            world = rdzv.next_round(attempt)
         if attempt == 0:
             self._print_start(world)
         else:
@@ -132,7 +161,7 @@ class Agent:
             [self._spec(world, lr) for lr in range(c.nproc)], self._own_children, on_start=self.guardian.watch
         )
         started = time.monotonic()
-        self._workers_running = True
+        self._check_signal()
         try:
             group.start()
             outcome, note, stalled = self._watch(group, rdzv, attempt)
@@ -145,7 +174,6 @@ class Agent:
                     group.dump_stacks()
         finally:  # also when starting failed half-way: nothing may outlive the attempt
             group.stop(c.stop_grace, self.hurry)
-            self._workers_running = False
         for lr, why in stalled.items():  # ended by the launcher, a failure of their own
             if lr in group.ended:
                 group.ended[lr].stalled = why

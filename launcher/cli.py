@@ -403,9 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
         dest="stopped_timeout",
         default=os.environ.get(STOPPED_TIMEOUT_ENV) or "30",
         metavar="S",
-        help="when a rank of this node has ended and every rank still running here has stayed stopped "
-        "by a signal (SIGSTOP, SIGTSTP) for S seconds, nothing can continue them: end the job as "
-        "failed, naming them (a node whose ranks are all stopped, none ended, is paused: it waits) "
+        help="end a rank that has stayed stopped by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z) for S "
+        "seconds, naming it, as a failure of the attempt (--max-restarts restarts it): the ranks "
+        "still running would wait for it until their own timeout, or none is left to continue it. "
+        "A node whose ranks are all stopped, none ended, is paused on purpose and waits "
         f"(default 30, or ${STOPPED_TIMEOUT_ENV}; 0: wait for ever). A debugger's stop never counts",
     )
     watch.add_argument(

@@ -14,7 +14,8 @@ The layers, bottom to top (``DESIGN.md``)::
     ops         disttorch.ops
     library     nn, optim, utils, distributed, datasets, serialization, viz, ...
     parallel    disttorch.nn.parallel (where nn and distributed meet)
-    package     disttorch/__init__.py (the facade: re-exports every layer but the launcher)
+    package     disttorch/__init__.py and _facade.py (the facade: re-exports every layer but
+                the launcher; __init__ loads _facade on first use)
     launcher    disttorch.launcher
 
 A module imports only its own layer and the layers below. Within the library,
@@ -132,7 +133,7 @@ GRAPH = _graph()
 def layer(module: str) -> str:
     """The layer a module belongs to (see the header)."""
     parts = module.split(".")
-    if module == "disttorch":
+    if module in ("disttorch", "disttorch._facade"):
         return "package"
     second = parts[1]
     if second == "launcher":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from disttorch.launcher.cli import parse_args
+from disttorch.launcher.cli import build_parser, parse_args
 from disttorch.launcher.devices import blas_note, cpu_flags
 
 from launcher_scripts.harness import (
@@ -680,3 +680,10 @@ def test_underscore_spellings_and_help():
         "--stop-grace",
     ):
         assert option in help_text
+
+
+def test_help_says_when_a_rank_stopped_by_a_signal_is_ended():
+    """As the agent does: while other ranks still run too, not only once one has ended."""
+    text = " ".join(build_parser().format_help().split())
+    assert "--stopped-timeout S end a rank that has stayed stopped by a signal" in text
+    assert "the ranks still running would wait for it until their own timeout, or none is left" in text
