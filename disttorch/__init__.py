@@ -153,7 +153,7 @@ def _load_facade() -> _ModuleType:
 def __getattr__(name: str):
     """The facade's names (loaded on first use, see the header); subpackages (``nn``,
     ``optim``, ``utils``, ``distributed``, ...) are imported on first use."""
-    if name in _STDLIB_ONLY or (name.startswith("__") and name != "__all__"):
+    if name in _STDLIB_ONLY or (name.startswith("__") and name != "__all__" and name not in _LAZY):
         raise AttributeError(f"module '{_public_name.package_name()}' has no attribute '{name}'")
     facade = _load_facade()
     if name in vars(facade):  # a name asked for while the facade runs (or just loaded)

@@ -98,3 +98,26 @@ def test_a_fork_while_another_thread_loads_the_names_waits_for_them():
         """
     )
     assert out.strip() == "the child exited 0"
+
+
+@pytest.mark.timeout(150)
+def test_every_lazy_name_resolves():
+    """Each subpackage and attribute the package resolves on first use loads, ``torch.__config__``
+    included (a dunder name, which ``__getattr__`` refuses otherwise)."""
+    out = _run(
+        """
+        import disttorch
+        print(disttorch.__config__.__name__)
+        names = sorted({*disttorch._LAZY, *disttorch._LAZY_ATTRS})
+        failed = []
+        for name in names:
+            try:
+                getattr(disttorch, name)
+            except Exception as exc:
+                failed.append(f"{name}: {exc!r}")
+        print(len(names), failed)
+        """
+    )
+    first, rest = out.splitlines()
+    count, failed = rest.split(" ", 1)
+    assert first == "disttorch.__config__" and int(count) > 50 and failed == "[]"
