@@ -190,7 +190,7 @@ def _fsdp_param_worker(rank: int, world: int, lib: str) -> dict:
     out = {}
     for name, p in model.named_parameters():
         out[name] = (
-            type(p).__name__ in ("DTensor", "ShardedParameter"),
+            (type(p).__module__.replace(lib, "", 1), type(p).__name__, isinstance(p, torch.nn.Parameter)),
             tuple(p.shape),
             p.stride(),
             p.numel(),
@@ -198,6 +198,14 @@ def _fsdp_param_worker(rank: int, world: int, lib: str) -> dict:
             tuple(p.to_local().shape),
             tuple(p.device_mesh.shape),
         )
+    with torch.device("meta"):  # built on the meta device, sharded, then materialised
+        lazy = torch.nn.Linear(4, 3)
+    fully_shard(lazy)
+    out["meta"] = [(str(p.device), str(p.to_local().device)) for p in lazy.parameters()]
+    lazy.to_empty(device="cpu")
+    out["materialized"] = [
+        (type(p).__name__, str(p.device), tuple(p.to_local().shape)) for p in lazy.parameters()
+    ]
     options = import_module(f"{lib}.distributed.checkpoint.state_dict")
     state = options.get_model_state_dict(model)
     out["state_dict"] = {

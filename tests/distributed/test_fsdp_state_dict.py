@@ -32,13 +32,14 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
     wrapped = FSDP(
         model, sharding_strategy=ShardingStrategy[strategy], auto_wrap_policy=policy, sync_module_states=True
     )
-    units = sum(type(m).__name__.startswith("FSDP") for m in model.modules())
+    units = sum(isinstance(m, FSDP) for m in wrapped.modules())  # nested wrappers, as PyTorch's
+    names = [n for n, _ in wrapped.named_parameters()]
     if kind == "gpt":  # checkpointing the wrapped blocks: PyTorch's wrapper goes inside FSDP's
         from disttorch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
             apply_activation_checkpointing,
         )
 
-        block = type(model.blocks[0]).__bases__[1]
+        block = type(model.blocks[0].module)  # the wrapped module keeps its class's name
         apply_activation_checkpointing(wrapped, check_fn=lambda m: isinstance(m, block))
     shown = repr(wrapped)
     x, y = data(kind, world)
@@ -56,13 +57,15 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
     optim_keys = {tuple(s) for s in optim_full["state"].values()}
     with FSDP.summon_full_params(wrapped):
         summoned = {
-            n.replace("_checkpoint_wrapped_module.", ""): tuple(p.shape) for n, p in model.named_parameters()
-        }
+            n.replace("_checkpoint_wrapped_module.", ""): tuple(p.shape)
+            for n, p in wrapped.named_parameters()
+        }  # PyTorch's wrapper names them without its prefixes there
     dist.destroy_process_group()
     same = before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
     return {
         "full": full,
         "units": units,
+        "names": names,
         "repr": shown,
         "summoned": summoned,
         "optim_shapes": optim_shapes,
@@ -88,6 +91,9 @@ def test_wrapper_strategies_and_full_state_dict(kind, strategy):
         np.testing.assert_allclose(full[name], expected[name], rtol=1e-9, atol=1e-11, err_msg=name)
     for out in results:
         assert out["units"] == 3  # the root and two blocks (GPT) or two Linear layers (MLP)
+        # each unit's parameters under its own wrapper's prefix, as PyTorch's nested wrappers
+        assert all(n.startswith("_fsdp_wrapped_module.") for n in out["names"])
+        assert sum(n.count("_fsdp_wrapped_module.") == 2 for n in out["names"]) >= 2
         # printed as PyTorch's nested wrappers, under the modules' own class names
         assert out["repr"].startswith("FullyShardedDataParallel(\n  (_fsdp_wrapped_module): ")
         assert out["repr"].count("FullyShardedDataParallel(\n") == 3 and "FSDP" not in out["repr"]

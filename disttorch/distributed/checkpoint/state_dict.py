@@ -202,8 +202,8 @@ def loadable_optimizer_state_dict(model: Any, optimizer: Any, optim_state_dict: 
     for name, entry in optim_state_dict["state"].items():
         param = params[index[name]][1]
         state[index[name]] = {k: _state_value_in(v, param) for k, v in entry.items()}
-    param_groups = [
-        {**g, "params": [index[n] for n in g["params"]]} for g in optim_state_dict["param_groups"]
+    param_groups = [  # in the optimiser's order: load_state_dict pairs them by position
+        {**g, "params": sorted(index[n] for n in g["params"])} for g in optim_state_dict["param_groups"]
     ]
     return {"state": state, "param_groups": param_groups}
 

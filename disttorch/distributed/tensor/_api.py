@@ -139,6 +139,7 @@ class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
     Build one with :func:`distribute_tensor` or :meth:`DTensor.from_local`.
     """
 
+    __module__ = "disttorch.distributed.tensor"  # where it is published: prints and pickles so
     _functions_call_methods = True  # torch.reshape(dt, ...) is dt.reshape(...): global sizes
 
     _mesh: DeviceMesh

@@ -2,7 +2,7 @@
 
 Every op of disttorch is a ``Function``; ``Function.apply`` hands a call that has an
 argument of type ``DTensor`` to :func:`dispatch` (registered when the first DTensor is
-made; FSDP's ``ShardedParameter``, a subclass, computes on its shard as a plain tensor).
+made; FSDP's sharded parameters are DTensors too).
 It looks up the op's rule by the op's name, asks it which layout each tensor argument
 needs and which layout the output gets, redistributes the arguments (differentiably, as
 plain tensors holding the pieces), runs the op on the pieces, and wraps the result as a

@@ -158,14 +158,25 @@ def _state_of(module: Any) -> FSDPState:
     return module._fsdp_state
 
 
-_classes: dict[type, type] = {}
+_classes: dict[tuple[type, bool], type] = {}
 
 
-def _fsdp_class(cls: type) -> type:
-    """``FSDP<Class>``: the module's class with :class:`FSDPModule`'s methods in front."""
-    if cls not in _classes:
-        _classes[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {"__module__": cls.__module__})
-    return _classes[cls]
+def _fsdp_class(cls: type, keep_name: bool = False) -> type:
+    """``FSDP<Class>``: the module's class with :class:`FSDPModule`'s methods in front; with
+    ``keep_name``, named ``Class`` (a module inside a ``FullyShardedDataParallel`` wrapper,
+    which PyTorch leaves of its own class)."""
+    key = (cls, keep_name)
+    if key not in _classes:
+        name = cls.__name__ if keep_name else f"FSDP{cls.__name__}"
+        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__ if keep_name else name}
+        _classes[key] = type(name, (FSDPModule, cls), attrs)
+    return _classes[key]
+
+
+def _keep_class_name(module: FSDPModule) -> None:
+    """Give ``module`` (after ``fully_shard``) its own class name back (see :func:`_fsdp_class`)."""
+    original = type(module).__bases__[1]
+    module.__class__ = _fsdp_class(original, keep_name=True)
 
 
 def _sharded_over(p: Parameter, mesh: Any) -> bool:

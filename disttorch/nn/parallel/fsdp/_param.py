@@ -7,8 +7,9 @@ For collectives every shard is padded to ``c`` rows, so all ranks send equal siz
 
 Two parameter objects stand for it, and exactly one of them sits in the module at a time:
 
-- ``sharded``: a :class:`ShardedParameter` (a ``DTensor`` that is an ``nn.Parameter``) whose
-  memory is the local shard. The optimiser sees only these.
+- ``sharded``: a ``DTensor`` made a parameter (as ``nn.Parameter(dtensor)`` makes one, of
+  type ``DTensor``, as PyTorch's) whose memory is the local shard. The optimiser sees only
+  these; ops on them outside forward run by sharding propagation, as on any DTensor.
 - ``unsharded``: a plain ``nn.Parameter`` that holds the whole parameter while its unit is
   gathered and an empty array otherwise. Of a tensor-parallel parameter (a ``DTensor`` on
   another mesh, 2-D FSDP + TP), "whole" is this rank's tensor-parallel piece: FSDP shards
@@ -33,20 +34,7 @@ from ....distributed.tensor._layout import chunk_bounds, chunk_rows
 from ....distributed.tensor.placement_types import _StridedShard
 from ...parameter import Parameter
 
-__all__ = ["ShardedParameter", "FSDPParam"]
-
-
-class ShardedParameter(DTensor, Parameter):
-    """A parameter whose memory is this rank's shard (a ``DTensor`` with ``Shard(0)``)."""
-
-    def __repr__(self) -> str:  # PyTorch prints a DTensor parameter as the DTensor
-        return DTensor.__repr__(self)
-
-    def __reduce_ex__(self, protocol: int):
-        raise RuntimeError(
-            "a sharded FSDP parameter cannot be pickled on its own; save the model's state_dict "
-            "(sharded) or a full state dict (distributed.checkpoint.state_dict.get_model_state_dict)"
-        )
+__all__ = ["FSDPParam"]
 
 
 class FSDPParam:
@@ -70,12 +58,14 @@ class FSDPParam:
         self.padded_numel = self.chunk * self.row_numel
         start, stop = chunk_bounds(self.rows, n, r)
         self.sharded_start = start
-        local = np.array(param._data.reshape(rows_shape)[start:stop], copy=True)
+        # subok: a parameter on the meta device gives a meta shard (until to_empty)
+        local = np.array(param._data.reshape(rows_shape)[start:stop], copy=True, subok=True)
         placements = (Shard(0),) if mesh.ndim == 1 else (Replicate(), Shard(0))
         layout = (mesh, placements, self.global_shape)
         if isinstance(param, DTensor):
             layout = _with_tensor_parallel(mesh, placements, param) or layout
-        self.sharded = ShardedParameter._wrap(local, *layout)
+        self.sharded = DTensor._wrap(local, *layout)
+        self.sharded.__dict__["_is_param"] = True  # a Parameter of type DTensor, as PyTorch's
         self.requires_grad = param.requires_grad
         if self.requires_grad:
             self.sharded.requires_grad_(True)

@@ -14,17 +14,19 @@ HYBRID_SHARD        2-D ``(hosts, ranks per host)``             yes
 _HYBRID_SHARD_ZERO2 2-D ``(hosts, ranks per host)``             no
 ==================  ==========================================  =====================
 
-Differences from PyTorch's wrapper: the units are not replaced by nested wrappers (their
-class becomes ``FSDP<Class>`` as under ``fully_shard``), so parameter names never contain
-``_fsdp_wrapped_module`` below the top (``repr`` still shows PyTorch's nesting: each unit as a
-``FullyShardedDataParallel`` around its module, under the module's own class name); the original parameters are always exposed (as
-with ``use_orig_params=True``); PyTorch's CPU build refuses this wrapper, ours runs on CPU
-ranks. ``state_dict()`` follows ``state_dict_type`` (full, gathered, or sharded DTensors).
+As in PyTorch, each unit below the root then sits in a ``FullyShardedDataParallel`` of its
+own (``_wrap_units``), so module and parameter names carry every ``_fsdp_wrapped_module.``
+prefix; the wrapped modules keep their class names (``FSDPModule`` is mixed in under the
+same name). The difference from PyTorch's wrapper: the original parameters are always
+exposed, as dim-0 ``DTensor`` shards (PyTorch's ``use_orig_params=False`` shows one flat
+shard per unit, its ``True`` 1-D slices of it). ``state_dict()`` follows ``state_dict_type``
+(full, gathered, or sharded ``ShardedTensor``s).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -38,7 +40,6 @@ from ....distributed.checkpoint.state_dict import (
     StateDictOptions,
     clean_key,
     get_model_state_dict,
-    get_optimizer_state_dict,
     loadable_optimizer_state_dict,
     set_model_state_dict,
 )
@@ -46,8 +47,9 @@ from ....distributed.device_mesh import DeviceMesh, init_device_mesh
 from ....distributed.reduce_ops import ReduceOp
 from ....distributed.tensor import DTensor
 from ....distributed.utils import _broadcast_coalesced
-from ...modules.module import Module, _addindent
-from ._api import FSDPModule, MixedPrecisionPolicy, fully_shard
+from ...modules.module import Module
+from . import _optim_state_dict as _optim
+from ._api import FSDPModule, MixedPrecisionPolicy, _keep_class_name, fully_shard
 from ._flat_state_dict import flat_local_state_dict, unflatten_local_state_dict
 from .api import (
     FullStateDictConfig,
@@ -61,6 +63,14 @@ from .api import (
 from .wrap import units_of
 
 __all__ = ["FullyShardedDataParallel"]
+
+_DEPRECATED = (  # PyTorch's words, its missing space too
+    "``FullyShardedDataParallel.{0}``is being deprecated and is replaced by "
+    "``FullyShardedDataParallel.optim_state_dict``. ``FullyShardedDataParallel.{0}`` may be "
+    "removed after PyTorch 2.2."
+)
+
+_PREFIX = "_fsdp_wrapped_module."
 
 _KEEP_GATHERED = (
     ShardingStrategy.SHARD_GRAD_OP,
@@ -147,7 +157,6 @@ class FullyShardedDataParallel(Module):
                 "FullyShardedDataParallel needs the default process group: call init_process_group()"
             )
         strategy = sharding_strategy or ShardingStrategy.FULL_SHARD
-        self.sharding_strategy = strategy
         mesh = _mesh_for(strategy, process_group, device_mesh)
         ignored_ids, ignored_params = self._ignored(ignored_modules, ignored_states)
         if sync_module_states:
@@ -173,11 +182,39 @@ class FullyShardedDataParallel(Module):
             fully_shard(sub, **kwargs)
         fully_shard(module, **kwargs)
         self._unit_ids = frozenset(map(id, units))
+        self._setup(module, strategy, use_orig_params)
+        self._wrap_units(module)
+
+    def _setup(self, module: Module, strategy: ShardingStrategy, use_orig_params: bool) -> None:
+        """The state every wrapper, the root's and each unit's, holds around ``module``."""
+        _keep_class_name(module)
+        self.sharding_strategy = strategy
         self._use_orig_params = use_orig_params
         self._fsdp_wrapped_module = module
+        self._summoning = False
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config: StateDictConfig = FullStateDictConfig()
         self._optim_state_dict_config = OptimStateDictConfig()
+
+    def _wrap_units(self, module: Module) -> None:
+        """Put each unit below the root into a ``FullyShardedDataParallel`` of its own, in
+        every slot that holds it, as PyTorch's auto-wrapping nests wrappers: parameter and
+        module names then read ``blocks.0._fsdp_wrapped_module.lin.weight``."""
+        slots = [
+            (parent, name, child)
+            for parent in module.modules()
+            for name, child in parent._modules.items()
+            if child is not None and id(child) in self._unit_ids
+        ]
+        wrappers: dict[int, FullyShardedDataParallel] = {}
+        for parent, name, child in slots:
+            if id(child) not in wrappers:
+                unit = FullyShardedDataParallel.__new__(FullyShardedDataParallel)
+                Module.__init__(unit)
+                unit._unit_ids = frozenset()
+                unit._setup(child, self.sharding_strategy, self._use_orig_params)
+                wrappers[id(child)] = unit
+            parent._modules[name] = wrappers[id(child)]
 
     @staticmethod
     def _ignored(ignored_modules: Any, ignored_states: Any) -> tuple[set[int], set[int]]:
@@ -189,9 +226,6 @@ class FullyShardedDataParallel(Module):
         param_ids = {id(p) for p in params} | {id(p) for top in modules for p in top.parameters()}
         return module_ids, param_ids
 
-    def __repr__(self) -> str:
-        return _wrapper_repr(self._fsdp_wrapped_module, self._unit_ids)
-
     @property
     def module(self) -> Module:
         """The wrapped module."""
@@ -199,6 +233,17 @@ class FullyShardedDataParallel(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._fsdp_wrapped_module(*args, **kwargs)
+
+    def named_parameters(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """``Module.named_parameters``; inside :meth:`summon_full_params` the names lose the
+        wrappers' ``_fsdp_wrapped_module.`` prefixes, as PyTorch's."""
+        for name, p in super().named_parameters(*args, **kwargs):
+            yield (name.replace(_PREFIX, "") if self._summoning else name), p
+
+    def named_buffers(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """``Module.named_buffers``, named as :meth:`named_parameters` names."""
+        for name, b in super().named_buffers(*args, **kwargs):
+            yield (name.replace(_PREFIX, "") if self._summoning else name), b
 
     # ------------------------------------------------------------------ gradient sync
     @contextmanager
@@ -234,9 +279,14 @@ class FullyShardedDataParallel(Module):
             units = units[-1:]
         for u in units:
             u.unshard()
+        wrappers = FullyShardedDataParallel.fsdp_modules(module)
+        for w in wrappers:
+            w._summoning = True
         try:
             yield
         finally:
+            for w in wrappers:
+                w._summoning = False
             for u in units:
                 if writeback:
                     for p in u.params:
@@ -308,14 +358,55 @@ class FullyShardedDataParallel(Module):
         model: Module, optim: Any, optim_state_dict: dict | None = None, group: Any = None
     ) -> dict:
         """The optimiser's state dict by parameter name, full (gathered) or sharded as the
-        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict);
-        each parameter's states in name order, as PyTorch's."""
+        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict),
+        in PyTorch's order (see ``_optim_state_dict.py``)."""
         wrappers = FullyShardedDataParallel.fsdp_modules(model)
         options = wrappers[0]._options() if wrappers else StateDictOptions()
-        out = get_optimizer_state_dict(model, optim, options=options)
-        if out:
-            out["state"] = {name: dict(sorted(entry.items())) for name, entry in out["state"].items()}
-        return out
+        return _optim.optim_state_dict(model, optim, options, _uses_orig_params(model))
+
+    @staticmethod
+    def full_optim_state_dict(
+        model: Module, optim: Any, optim_input: Any = None, rank0_only: bool = True, group: Any = None
+    ) -> dict:
+        """The optimiser's whole state by parameter name (every rank calls it); with
+        ``rank0_only`` the other ranks get an empty dict. Deprecated in PyTorch, as here, for
+        :meth:`optim_state_dict` under ``FULL_STATE_DICT``."""
+        warnings.warn(_DEPRECATED.format("full_optim_state_dict"), FutureWarning, stacklevel=2)
+        options = StateDictOptions(full_state_dict=True, cpu_offload=rank0_only)
+        return _optim.optim_state_dict(model, optim, options, _uses_orig_params(model))
+
+    @staticmethod
+    def sharded_optim_state_dict(model: Module, optim: Any, group: Any = None) -> dict:
+        """The optimiser's state by parameter name, each state this rank's shard (a
+        ``DTensor``). Deprecated in PyTorch, as here, for :meth:`optim_state_dict`."""
+        warnings.warn(_DEPRECATED.format("sharded_optim_state_dict"), FutureWarning, stacklevel=2)
+        return _optim.optim_state_dict(model, optim, StateDictOptions(), _uses_orig_params(model))
+
+    @staticmethod
+    def shard_full_optim_state_dict(
+        full_optim_state_dict: dict, model: Module, optim_input: Any = None, optim: Any = None
+    ) -> dict:
+        """:meth:`full_optim_state_dict`'s result cut to this rank's shards, for
+        ``optim.load_state_dict`` (``optim`` is required)."""
+        warnings.warn(_DEPRECATED.format("shard_full_optim_state_dict"), FutureWarning, stacklevel=2)
+        if optim is None:
+            raise ValueError(
+                "shard_full_optim_state_dict: pass optim= (the optimiser the state is loaded into)"
+            )
+        return loadable_optimizer_state_dict(model, optim, full_optim_state_dict)
+
+    @staticmethod
+    def scatter_full_optim_state_dict(
+        full_optim_state_dict: dict | None,
+        model: Module,
+        optim_input: Any = None,
+        optim: Any = None,
+        group: Any = None,
+    ) -> dict:
+        """Rank 0's :meth:`full_optim_state_dict` (``None`` elsewhere) sent to every rank and
+        cut to its shards, for ``optim.load_state_dict`` (``optim`` is required)."""
+        warnings.warn(_DEPRECATED.format("scatter_full_optim_state_dict"), FutureWarning, stacklevel=2)
+        return _optim.scatter_full_optim_state_dict(full_optim_state_dict, model, optim, group)
 
     @staticmethod
     def optim_state_dict_to_load(model: Module, optim: Any, optim_state_dict: dict, **kwargs: Any) -> dict:
@@ -365,27 +456,9 @@ class FullyShardedDataParallel(Module):
         return set_model_state_dict(self.module, plain, options=StateDictOptions(strict=strict))
 
 
-def _wrapper_repr(module: Module, units: frozenset[int]) -> str:
-    """``FullyShardedDataParallel((_fsdp_wrapped_module): ...)`` around ``module``, in which each
-    unit of ``units`` (ids) is wrapped alike, every module under its own class name (not
-    ``FSDP<Class>``), as PyTorch's nested wrappers print."""
-
-    def child_repr(child: Module) -> str:
-        inner = getattr(child, "_checkpoint_wrapped_module", None)
-        if inner is not None and id(inner) in units:
-            # apply_activation_checkpointing after the wrapper: PyTorch's checkpoint wrapper
-            # goes inside the unit's FSDP wrapper, around the module
-            body = child._render_repr(child._get_name(), lambda c: plain(c) if c is inner else child_repr(c))
-            return f"FullyShardedDataParallel(\n  (_fsdp_wrapped_module): {_addindent(body, 2)}\n)"
-        return _wrapper_repr(child, units) if id(child) in units else plain(child)
-
-    def plain(child: Module) -> str:
-        if isinstance(child, FullyShardedDataParallel):
-            return repr(child)
-        name = type(child).__bases__[1].__name__ if isinstance(child, FSDPModule) else child._get_name()
-        return child._render_repr(name, child_repr)
-
-    return f"FullyShardedDataParallel(\n  (_fsdp_wrapped_module): {_addindent(plain(module), 2)}\n)"
+def _uses_orig_params(model: Module) -> bool:
+    wrappers = FullyShardedDataParallel.fsdp_modules(model)
+    return wrappers[0]._use_orig_params if wrappers else True
 
 
 def _policy(mixed_precision: Any) -> MixedPrecisionPolicy:
@@ -418,4 +491,5 @@ def clip_sharded_grad_norm_(parameters: Any, max_norm: float, norm_type: float =
     if coef < 1:
         for p in params:
             p.grad._data *= coef
-    return Tensor._make(np.array(total))
+    dtype = np.result_type(*(p.grad._data.dtype for p in params)) if params else np.float32
+    return Tensor._make(np.array(total, dtype))  # the gradients' dtype, as PyTorch's
