@@ -293,7 +293,6 @@ def _float(x: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- pointwise
-@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def acosh(input: Tensor) -> Tensor:
     """Inverse hyperbolic cosine (NaN below 1; complex: the principal branch)."""
     return _complex.Acosh.apply(_float(input))
