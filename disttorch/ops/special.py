@@ -303,14 +303,15 @@ class Logit(_Special):
 
     @classmethod
     def derivatives(cls, ctx, g, x):
-        """``g / (x (1 - x))`` in tensor ops (differentiable again, as PyTorch's)."""
+        """``g / (x (1 - x))`` in tensor ops (differentiable again, as PyTorch's), 0 outside
+        ``[eps, 1 - eps]``."""
         eps, xd = ctx.extra[0], x._data
         if eps is not None:
             outside, fill = (xd < eps) | (xd > 1 - eps), 0.0
         else:  # outside [0, 1] the logit is NaN, and so is its gradient
             outside, fill = (xd < 0) | (xd > 1), math.nan
-        d = (1 / (x * (1 - x))).masked_fill(Tensor._make(outside), fill)
-        return (g * d.to(ctx.out.dtype),)
+        grad = g / (x * (1 - x)).to(g.dtype)  # (PyTorch's division, 16-bit steps rounded)
+        return (grad.masked_fill(Tensor._make(outside), fill),)
 
 
 class _Binary(_Special):

@@ -397,3 +397,33 @@ def test_bfloat16_unary_gradient_as_pytorch(torch, name):
     getattr(dt, name)(ours).backward(dt.tensor(A).bfloat16())
     getattr(torch, name)(theirs).backward(torch.tensor(A).bfloat16())
     np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())
+
+
+BACKWARD_KERNELS = {  # op on the library L: PyTorch's 16-bit gradient, a formula or a kernel
+    "logit": lambda L, x: L.logit(x - 0.5),
+    "logit/eps": lambda L, x: L.logit(x - 0.5, 0.2),
+    "softsign": lambda L, x: L.nn.functional.softsign(x - 1),
+    "logsigmoid": lambda L, x: L.nn.functional.logsigmoid((x - 1) * 8),
+    "divisor": lambda L, x: L.tensor(A).to(x.dtype) / x,
+}
+
+
+def test_bfloat16_divisor_gradient_runs_pytorchs_formula_in_bfloat16():
+    """``-g (a / b / b)``, each step rounded to bfloat16 (was float32, rounded once)."""
+    a, b, g = (dt.tensor(v).bfloat16() for v in (A, POS, B))
+    b.requires_grad_()
+    (a / b).backward(g)
+    np.testing.assert_array_equal(
+        b.grad.float().numpy(), (-g * (a / b.detach() / b.detach())).float().numpy()
+    )
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(BACKWARD_KERNELS))
+def test_16_bit_gradient_as_pytorch(torch, name, dtype):
+    grads = []
+    for L in (dt, torch):
+        x = L.tensor(POS).to(getattr(L, dtype)).requires_grad_()
+        BACKWARD_KERNELS[name](L, x).backward(L.tensor(B).to(x.dtype))
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(*grads)
