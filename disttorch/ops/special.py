@@ -170,7 +170,6 @@ Digamma = _unary("digamma", K.digamma, lambda x, y: polygamma(1, x))
 Erfc = _unary("erfc", K.erfc, lambda x, y: exp(-(x * x)) * (-2 / _SQRT_PI))
 Erfcx = _unary("erfcx", K.erfcx, lambda x, y: 2 * x * y - 2 / _SQRT_PI)
 Erfinv = _unary("erfinv", K.erfinv, lambda x, y: exp(y * y) * (_SQRT_PI / 2))
-Ndtr = _unary("ndtr", K.ndtr, lambda x, y: exp(-(x * x) / 2) / _SQRT_2PI)
 LogNdtr = _unary("log_ndtr", K.log_ndtr, lambda x, y: exp(-(x * x) / 2 - y) / _SQRT_2PI)
 Ndtri = _unary("ndtri", K.ndtri, lambda x, y: exp(y * y / 2) * _SQRT_2PI)
 I0 = _unary("i0", K.i0, lambda x, y: i1(x))
@@ -267,7 +266,6 @@ for _cls, _name in (
     (I1e, "SpecialI1EBackward0"),
     (LogNdtr, "SpecialLogNdtrBackward0"),
     (Ndtri, "SpecialNdtriBackward0"),
-    (Ndtr, "MulBackward1"),
 ):
     _cls._node_name = _name
     _cls._profiled_as = "aten::special_" + _cls.name_  # the profiler's name: the operator's

@@ -405,6 +405,7 @@ BACKWARD_KERNELS = {  # op on the library L: PyTorch's 16-bit gradient, a formul
     "softsign": lambda L, x: L.nn.functional.softsign(x - 1),
     "logsigmoid": lambda L, x: L.nn.functional.logsigmoid((x - 1) * 8),
     "divisor": lambda L, x: L.tensor(A).to(x.dtype) / x,
+    "special.ndtr": lambda L, x: L.special.ndtr((x - 1) * 3),  # PyTorch's composite, step by step
 }
 
 
@@ -421,9 +422,17 @@ def test_bfloat16_divisor_gradient_runs_pytorchs_formula_in_bfloat16():
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name", sorted(BACKWARD_KERNELS))
 def test_16_bit_gradient_as_pytorch(torch, name, dtype):
-    grads = []
+    results = []
     for L in (dt, torch):
         x = L.tensor(POS).to(getattr(L, dtype)).requires_grad_()
-        BACKWARD_KERNELS[name](L, x).backward(L.tensor(B).to(x.dtype))
-        grads.append(x.grad.float().numpy())
-    np.testing.assert_array_equal(*grads)
+        out = BACKWARD_KERNELS[name](L, x)
+        out.backward(L.tensor(B).to(x.dtype))
+        results.append((out.detach().float().numpy(), x.grad.float().numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_ndtr_gradients_in_float64():
+    x = dt.tensor(A[:2, :5].astype(np.float64), requires_grad=True)
+    assert gradcheck(dt.special.ndtr, (x,))
+    assert dt.special.ndtr(x).grad_fn.name() == "MulBackward1"
