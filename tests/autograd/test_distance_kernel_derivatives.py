@@ -1,7 +1,8 @@
-"""``cdist``'s derivatives as PyTorch's: its ``_cdist_forward`` kernel is differentiable once
-(the gradient's own derivative raises ``the derivative for '_cdist_backward' is not
-implemented.``) and has no forward-mode rule; ``p=2`` by matrix products (``compute_mode``,
-or more than 25 rows) is composed of differentiable ops, so any order works there."""
+"""``cdist``'s and ``pdist``'s derivatives as PyTorch's: their ``_cdist_forward`` and
+``_pdist_forward`` kernels are differentiable once (the gradient's own derivative raises ``the
+derivative for '_cdist_backward' is not implemented.``) and have no forward-mode rule; ``cdist``
+with ``p=2`` by matrix products (``compute_mode``, or more than 25 rows) is composed of
+differentiable ops, so any order works there."""
 
 from __future__ import annotations
 
@@ -69,3 +70,28 @@ def test_cdist_double_backward_as_pytorch(torch, rows):
             assert o[3] == t[3]
         else:
             np.testing.assert_allclose(o[3], t[3], rtol=1e-6, atol=1e-8)
+
+
+def _pdist_outcomes(T) -> list:
+    x0, out = rng.standard_normal((4, 3)), []
+    for p in (1.0, 2.0, 3.0, float("inf")):
+        x = T.tensor(x0, requires_grad=True)
+        (g,) = T.autograd.grad(T.nn.functional.pdist(x, p).pow(2).sum(), x, create_graph=True)
+        with pytest.raises(NotImplementedError) as e:
+            T.autograd.grad(g.sum(), x)
+        out.append((g.requires_grad, str(e.value)))
+    with pytest.raises(NotImplementedError) as e:
+        T.func.jacfwd(T.nn.functional.pdist)(T.tensor(x0))
+    return [*out, str(e.value)]
+
+
+def test_pdist_differentiable_once():
+    outcomes = _pdist_outcomes(dt)
+    assert outcomes[:4] == [(True, "the derivative for '_pdist_backward' is not implemented.")] * 4
+    assert "forward AD with _pdist_forward" in outcomes[4]
+    assert gradcheck(dt.nn.functional.pdist, (dt.tensor(rng.standard_normal((4, 3)), requires_grad=True),))
+
+
+@pytest.mark.parity
+def test_pdist_derivatives_as_pytorch(torch):
+    assert _pdist_outcomes(dt) == _pdist_outcomes(torch)
