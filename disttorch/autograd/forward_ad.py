@@ -41,6 +41,7 @@ __all__ = [
     "make_dual",
     "unpack_dual",
     "dual_level",
+    "refuse_tangents",
 ]
 
 
@@ -134,6 +135,45 @@ def _own_history(tensor: Tensor, lv: _Level) -> bool:
 
 
 _levels: list[_Level] = []
+
+_NO_FORWARD_RULE = (
+    "Trying to use forward AD with {} that does not support it because it has not been "
+    "implemented yet.\nPlease file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+    "prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+)
+
+
+def refuse_tangents(op: str, *tensors: Tensor | None) -> None:
+    """Raise PyTorch's ``NotImplementedError`` for ``op`` (an op it has no forward-mode rule
+    for) when one of ``tensors`` carries a tangent: it depends on a dual tensor of the current
+    level or on an input of a forward ``torch.func`` transform (``jvp``, ``jacfwd``)."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t.requires_grad and _carries_tangent(t):
+            raise NotImplementedError(_NO_FORWARD_RULE.format(op))
+
+
+def _carries_tangent(tensor: Tensor) -> bool:
+    kinds = transform_leaves.transform_kinds(tensor)
+    if "dual" in kinds or "jvp" in kinds:
+        return True
+    lv = _current(None)
+    if lv is None or not lv.duals:
+        return False
+    duals = {id(d) for d in lv.duals}  # duals of primals that require grad: views with history
+    nodes = {id(d.grad_fn) for d in lv.duals if d.grad_fn is not None}
+    if id(tensor) in duals:
+        return True
+    todo, seen = [tensor.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        if id(node) in nodes:
+            return True
+        seen.add(id(node))
+        todo += [n for n, _ in node.next_functions]
+    return False
 
 
 def _current(level: int | None) -> _Level | None:

@@ -545,8 +545,8 @@ class _JvpOnlyGrads(Function):
     def backward(ctx, *tangents):
         user = ctx.user_ctx
         kept = user._saved, user._saved_versions
-        if user._saved_forward is not None:  # jvp reads what save_for_forward kept
-            user._saved, user._saved_versions = user._saved_forward
+        # jvp reads what save_for_forward kept, nothing of save_for_backward's (as PyTorch)
+        user._saved, user._saved_versions = user._saved_forward or ((), ())
         try:
             out = type(user).jvp(user, *tangents)
         finally:

@@ -13,7 +13,10 @@ them what PyTorch's double backward gives:
 - ``"zero"``: zeros (``autograd.grad(g, x)`` is 0, not an error);
 - ``"undefined"``: nothing (``allow_unused=True`` gives None);
 - ``"aten::<op>"``: PyTorch's ``derivative for aten::<op> is not implemented`` (except in a
-  forward-mode pass, which reads the derivative w.r.t. the gradient only).
+  forward-mode pass, which reads the derivative w.r.t. the gradient only);
+- ``"'<op>'"``: PyTorch's ``NotImplementedError`` of a backward op declared without a
+  derivative of its own (``the derivative for '_cdist_backward' is not implemented.``), when
+  differentiated w.r.t. the gradient too (the gradient's own history passes through the node).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ class _ReadsInputs(Function):
         kind, n = ctx.kind, len(ctx.next_edges) - 1
         if kind.startswith("aten::") and not grad_mode.forward_mode_pass[0]:
             raise RuntimeError(f"derivative for {kind} is not implemented")
+        if kind.startswith("'"):
+            raise NotImplementedError(f"the derivative for {kind} is not implemented.")
         if kind == "zero":
             zeros = tuple(
                 Tensor._make(np.zeros(m[0], dtype=m[1])) if m is not None else None

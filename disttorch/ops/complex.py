@@ -395,12 +395,15 @@ class Asinh(_FloatUnary):
 
 
 class Acosh(_FloatUnary):
-    """``acosh`` (complex: the principal branch), derivative ``1 / (sqrt(z - 1) sqrt(z + 1))``."""
+    """``acosh``, derivative ``rsqrt(x^2 - 1)`` (complex: the principal branch,
+    ``1 / (sqrt(z - 1) sqrt(z + 1))``)."""
 
     ufunc, quiet = np.arccosh, True
 
     @staticmethod
     def derivative(x, y):
+        if x._data.dtype.kind != "c":  # PyTorch's formula, in its order of rounding steps
+            return (x * x - 1).rsqrt()
         return ((x - 1).sqrt() * (x + 1).sqrt()).reciprocal()
 
 

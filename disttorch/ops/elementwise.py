@@ -359,6 +359,10 @@ class Div(Function):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
         ga = g / _cj(b) if na else None
+        if nb and is_low(g._data.dtype):
+            # bfloat16 operands' float32 copies: PyTorch's formula runs in bfloat16, each step rounded
+            low = from_numpy(g._data.dtype)
+            a, b = (cast(t, low) if isinstance(t, Tensor) else t for t in (a, b))
         gb = -g * _cj(a / b / b) if nb else None
         return ga, gb
 

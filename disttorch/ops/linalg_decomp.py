@@ -21,6 +21,7 @@ from ..autograd.function import Function
 from ..autograd.fused_backward import fused_backward
 from ..kernels.lu import lu_factor_np
 from ..kernels.threads import lapack
+from .shape import cat, stack
 
 
 class _LinAlgError(RuntimeError):
@@ -226,10 +227,17 @@ def _solve_triangular_recorded(ctx, g, *_):
 
 
 def _det_recorded(ctx, g):
-    if not np.all(ctx.det):  # a singular matrix: the adjugate (the fused node's)
-        return NotImplemented
+    """``g conj(det A) A^{-H}``; with a singular matrix in the batch, PyTorch's adjugate from the
+    SVD for every matrix, ``g conj(det U det Vh) U diag(prod_{j != i} s_j) Vh``."""
     a = ctx.inputs[0]
-    return (g * Det.apply(a).conj()).unsqueeze(-1).unsqueeze(-1) * Inv.apply(a).mH
+    if np.all(ctx.det):
+        return (g * Det.apply(a).conj()).unsqueeze(-1).unsqueeze(-1) * Inv.apply(a).mH
+    u, s, vh = SVD.apply(a, False)
+    n = s.shape[-1]
+    others = [s[..., [j for j in range(n) if j != i]].prod(-1) for i in range(n)]
+    prods = Tensor._make(np.ones(s.shape, s._data.dtype)) if n == 1 else stack(others, -1)
+    alpha = (g * (Det.apply(u) * Det.apply(vh)).conj()).unsqueeze(-1)
+    return (u * (prods * alpha).unsqueeze(-2)) @ vh
 
 
 def _slogdet_recorded(ctx, gsign, glog):
@@ -307,10 +315,26 @@ def _svd_recorded(ctx, gu, gs, gvh):
 
 
 def _qr_recorded(ctx, gq, gr):
-    """PyTorch's QR backward for a tall or square matrix: ``[gQ + Q copyltu(M)] R^{-H}``."""
+    """PyTorch's QR backward in tensor ops: for a tall or square matrix
+    ``[gQ + Q copyltu(M)] R^{-H}``; for a wide one ``A = [X | Y]`` (``X = Q U`` square), that of
+    ``X`` with ``gQ + Y gV^H`` and ``Q gV`` for ``Y``, as the fused backward."""
     q, r = QR.apply(ctx.inputs[0], ctx.mode)
-    if q.shape[-2] < r.shape[-1] or ctx.mode == "complete" or q._data.dtype.kind == "c":
+    m, n = q.shape[-2], r.shape[-1]
+    if (ctx.mode == "complete" and m > n) or q._data.dtype.kind == "c":
         return NotImplemented
+    if m >= n:
+        return _qr_tall_recorded(q, r, gq, gr), None
+    u, v = r[..., :, :m], r[..., :, m:]
+    gu = gr[..., :, :m] if gr is not None else None
+    gv = gr[..., :, m:] if gr is not None else None
+    if gv is not None:
+        gq = (q @ v) @ gv.mT if gq is None else gq + (q @ v) @ gv.mT
+    gx = _qr_tall_recorded(q, u, gq, gu)
+    gy = q @ gv if gv is not None else Tensor._make(np.zeros(v.shape[:-2] + (m, n - m), q._data.dtype))
+    return cat([gx, gy], -1), None
+
+
+def _qr_tall_recorded(q: Tensor, r: Tensor, gq: Tensor | None, gr: Tensor | None) -> Tensor:
     if gq is not None and gr is not None:
         mm = r @ gr.mT - gq.mT @ q
     else:
@@ -320,7 +344,7 @@ def _qr_recorded(ctx, gq, gr):
     b = q @ mm
     if gq is not None:
         b = b + gq
-    return SolveTriangular.apply(r, b.mT, True, True, False).mT, None  # b R^{-T}
+    return SolveTriangular.apply(r, b.mT, True, True, False).mT  # b R^{-T}
 
 
 def _matrix_exp_recorded(ctx, g):

@@ -33,7 +33,9 @@ from .._dtype import dtype as _dtype_cls
 from .._linspace import integer_ends
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
+from ..autograd.forward_ad import refuse_tangents
 from ..autograd.function import Function, named_node
+from ..autograd.grad_reads import reads_inputs
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from ..kernels.threads import elementwise
@@ -291,7 +293,6 @@ def _float(x: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- pointwise
-@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def acosh(input: Tensor) -> Tensor:
     """Inverse hyperbolic cosine (NaN below 1; complex: the principal branch)."""
     return _complex.Acosh.apply(_float(input))
@@ -797,10 +798,26 @@ def cdist(
         raise RuntimeError(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
+    if p == 2 and _euclid_by_products(x1.shape[-2], x2.shape[-2], compute_mode):
+        return named_node(
+            _linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1), "CdistBackward0"
+        )
+    # PyTorch's _cdist_forward: no forward rule, and its backward (_cdist_backward) has no derivative
+    refuse_tangents("_cdist_forward", x1, x2)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:  # a count of differing coordinates: zero gradients, as PyTorch's
-        return flat(np.count_nonzero(diff._data, axis=-1).astype(diff._data.dtype), "CdistBackward0", x1, x2)
-    return named_node(_linalg.vector_norm(diff, p, dim=-1), "CdistBackward0")
+        out = flat(np.count_nonzero(diff._data, axis=-1).astype(diff._data.dtype), "CdistBackward0", x1, x2)
+    else:
+        out = named_node(_linalg.vector_norm(diff, p, dim=-1), "CdistBackward0")
+    return reads_inputs(out, "'_cdist_backward'")
+
+
+def _euclid_by_products(p_rows: int, r_rows: int, compute_mode: str) -> bool:
+    """Whether PyTorch computes ``p=2`` distances from matrix products (``_euclidean_dist``,
+    composed of differentiable ops) rather than by its ``_cdist_forward`` kernel."""
+    if compute_mode == "use_mm_for_euclid_dist":
+        return True
+    return compute_mode == "use_mm_for_euclid_dist_if_necessary" and (p_rows > 25 or r_rows > 25)
 
 
 class DiagEmbed(Function):

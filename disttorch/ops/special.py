@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import arrays_result_type, get_default_dtype
+from .._dtype import arrays_result_type, from_numpy, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
 from ._helpers import broadcast_error, complex_kernel_error
 from .dtype_rules import check_kernel, kernel_error
-from .elementwise import Pow, exp, log, sigmoid, where
+from .elementwise import Pow, cast, exp, log, sigmoid, where
 from .opmath import is_low
 from .scalar_self import number_self
 
@@ -125,12 +125,36 @@ def _out(ctx, x: Tensor) -> Tensor:
     return Tensor._make(ctx.out)
 
 
-def _unary(name: str, kernel: Callable, deriv: Callable | None = None, in_float32: bool = False) -> type:
-    """A one-input special Function; ``deriv(x, y)`` is dy/dx as a tensor expression."""
+def _unary(
+    name: str,
+    kernel: Callable,
+    deriv: Callable | None = None,
+    in_float32: bool = False,
+    formula: Callable | None = None,
+) -> type:
+    """A one-input special Function; ``deriv(x, y)`` is dy/dx as a tensor expression, or
+    ``formula(g, x, y)`` the input's gradient, where PyTorch's derivative formula multiplies by
+    the gradient before its last factor (the order its 16-bit steps round in)."""
     attrs: dict = {"kernel": staticmethod(kernel), "name_": name, "in_float32": in_float32}
-    if deriv is not None:
-        attrs["derivatives"] = classmethod(lambda cls, ctx, g, x: (g * deriv(x, _out(ctx, x)),))
+    if formula is None and deriv is not None:
+
+        def formula(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+            return g * deriv(x, y)
+
+    if formula is not None:
+        attrs["derivatives"] = classmethod(lambda cls, ctx, g, x: (formula(g, *_in_grad_dtype(ctx, g, x)),))
     return type(name.title().replace("_", ""), (_Special,), attrs)
+
+
+def _in_grad_dtype(ctx: Any, g: Tensor, x: Tensor) -> tuple:
+    """``(x, y)`` for a derivative formula: a bfloat16 input's float32 copy (see
+    ``autograd.function``) and its float32 result rounded to bfloat16, as PyTorch's formula
+    reads them, so that each of its steps rounds to bfloat16 as there."""
+    y = _out(ctx, x)
+    low = g._data.dtype
+    if is_low(low) and x._data.dtype != low:
+        x, y = cast(x, from_numpy(low)), cast(y, from_numpy(low))
+    return x, y
 
 
 _SQRT_PI = math.sqrt(math.pi)
@@ -146,7 +170,6 @@ Digamma = _unary("digamma", K.digamma, lambda x, y: polygamma(1, x))
 Erfc = _unary("erfc", K.erfc, lambda x, y: exp(-(x * x)) * (-2 / _SQRT_PI))
 Erfcx = _unary("erfcx", K.erfcx, lambda x, y: 2 * x * y - 2 / _SQRT_PI)
 Erfinv = _unary("erfinv", K.erfinv, lambda x, y: exp(y * y) * (_SQRT_PI / 2))
-Ndtr = _unary("ndtr", K.ndtr, lambda x, y: exp(-(x * x) / 2) / _SQRT_2PI)
 LogNdtr = _unary("log_ndtr", K.log_ndtr, lambda x, y: exp(-(x * x) / 2 - y) / _SQRT_2PI)
 Ndtri = _unary("ndtri", K.ndtri, lambda x, y: exp(y * y / 2) * _SQRT_2PI)
 I0 = _unary("i0", K.i0, lambda x, y: i1(x))
@@ -186,14 +209,14 @@ def _sinc(x: np.ndarray) -> np.ndarray:
 
 
 def _sinc_deriv(x: Tensor, y: Tensor) -> Tensor:
-    """PyTorch's ``(pi x cos(pi x) - sin(pi x)) / (pi x^2)`` filled with 0 at 0, in tensor ops
-    (so that its own derivative is PyTorch's second derivative: NaN at 0, as there)."""
+    """PyTorch's ``(pi x cos(pi x) - sin(pi x)) / (x x pi)`` filled with 0 at 0, in tensor ops in
+    its order (so that its own derivative is PyTorch's second derivative: NaN at 0, as there)."""
     px = x * math.pi
-    return ((px.cos() * px - px.sin()) / (px * x)).masked_fill(Tensor._make(x._data == 0), 0.0).to(y.dtype)
+    return ((px * px.cos() - px.sin()) / (x * x * math.pi)).masked_fill(Tensor._make(x._data == 0), 0.0)
 
 
 Sinc = _unary("sinc", _sinc, _sinc_deriv, in_float32=True)
-Exp2 = _unary("exp2", np.exp2, lambda x, y: y * math.log(2))
+Exp2 = _unary("exp2", np.exp2, formula=lambda g, x, y: g * y * math.log(2))
 
 
 def _nan_edges(kernel: Callable, infinite: bool = True) -> Callable:
@@ -243,7 +266,6 @@ for _cls, _name in (
     (I1e, "SpecialI1EBackward0"),
     (LogNdtr, "SpecialLogNdtrBackward0"),
     (Ndtri, "SpecialNdtriBackward0"),
-    (Ndtr, "MulBackward1"),
 ):
     _cls._node_name = _name
     _cls._profiled_as = "aten::special_" + _cls.name_  # the profiler's name: the operator's
@@ -279,14 +301,15 @@ class Logit(_Special):
 
     @classmethod
     def derivatives(cls, ctx, g, x):
-        """``g / (x (1 - x))`` in tensor ops (differentiable again, as PyTorch's)."""
+        """``g / (x (1 - x))`` in tensor ops (differentiable again, as PyTorch's), 0 outside
+        ``[eps, 1 - eps]``."""
         eps, xd = ctx.extra[0], x._data
         if eps is not None:
             outside, fill = (xd < eps) | (xd > 1 - eps), 0.0
         else:  # outside [0, 1] the logit is NaN, and so is its gradient
             outside, fill = (xd < 0) | (xd > 1), math.nan
-        d = (1 / (x * (1 - x))).masked_fill(Tensor._make(outside), fill)
-        return (g * d.to(ctx.out.dtype),)
+        grad = g / (x * (1 - x)).to(g.dtype)  # (PyTorch's division, 16-bit steps rounded)
+        return (grad.masked_fill(Tensor._make(outside), fill),)
 
 
 class _Binary(_Special):

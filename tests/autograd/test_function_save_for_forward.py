@@ -55,3 +55,33 @@ def test_jvp_reads_what_save_for_forward_kept():
 @pytest.mark.parity
 def test_save_for_forward_as_pytorch(torch):
     assert _tangents(dt) == _tangents(torch)
+
+
+def _jvp_after_save_for_backward(torch) -> tuple:
+    """A Function with only ``jvp`` that saved with ``save_for_backward``: its ``jvp`` reads an
+    empty ``saved_tensors`` (those are backward's), so unpacking one tensor fails."""
+    fw = importlib.import_module(f"{torch.__name__}.autograd.forward_ad")
+
+    class Sin(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * ctx.saved_tensors[0] if ctx.saved_tensors else t * 2
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    with fw.dual_level():
+        d = fw.make_dual(x, torch.ones_like(x))
+        return tuple(fw.unpack_dual(Sin.apply(d)).tangent.tolist())
+
+
+def test_jvp_does_not_read_what_save_for_backward_kept():
+    assert _jvp_after_save_for_backward(dt) == (2.0, 2.0)
+
+
+@pytest.mark.parity
+def test_jvp_after_save_for_backward_as_pytorch(torch):
+    assert _jvp_after_save_for_backward(dt) == _jvp_after_save_for_backward(torch)

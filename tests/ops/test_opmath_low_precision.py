@@ -356,7 +356,24 @@ UNARY_FORMULAS = {  # op: PyTorch's derivative formula, run in the gradient's dt
     "reciprocal": lambda g, x: -g * (x.reciprocal() * x.reciprocal()),
     "expm1": lambda g, x: g * (x.expm1() + 1),
     "sqrt": lambda g, x: g / (x.sqrt() * 2),
+    # special functions
+    "exp2": lambda g, x: g * x.exp2() * 0.6931471805599453,
+    "erfc": lambda g, x: g * ((-(x * x)).exp() * -1.1283791670955126),
+    "erfinv": lambda g, x: g * ((x.erfinv() * x.erfinv()).exp() * 0.886226925452758),
+    "acosh": lambda g, x: g * (x * x - 1).rsqrt(),
+    "lgamma": lambda g, x: g * x.digamma(),
+    "digamma": lambda g, x: g * dt.polygamma(1, x),
+    "i0": lambda g, x: g * dt.special.i1(x),
+    "sinc": lambda g, x: (
+        g
+        * (
+            (x * 3.141592653589793 * (x * 3.141592653589793).cos() - (x * 3.141592653589793).sin())
+            / (x * x * 3.141592653589793)
+        )
+    ),
 }
+#: where an op's domain is not POS's [0.5, 1.5]: the input mapped onto it
+DOMAINS = {"erfinv": lambda x: x - 1, "acosh": lambda x: x + 1}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
@@ -364,7 +381,7 @@ def test_bfloat16_unary_gradient_runs_pytorchs_formula_in_bfloat16(name):
     """A bfloat16 unary op's gradient evaluates the derivative on the bfloat16 input or
     result, each step rounded, and divides where PyTorch's formula divides (was float32,
     rounded once)."""
-    x = dt.tensor(POS).bfloat16().requires_grad_()
+    x = dt.tensor(DOMAINS.get(name, np.asarray)(POS)).bfloat16().requires_grad_()
     g = dt.tensor(A).bfloat16()
     out = getattr(dt, name)(x)
     out.backward(g)
@@ -375,8 +392,47 @@ def test_bfloat16_unary_gradient_runs_pytorchs_formula_in_bfloat16(name):
 
 @pytest.mark.parametrize("name", sorted(UNARY_FORMULAS))
 def test_bfloat16_unary_gradient_as_pytorch(torch, name):
-    ours = dt.tensor(POS).bfloat16().requires_grad_()
-    theirs = torch.tensor(POS).bfloat16().requires_grad_()
+    ours = dt.tensor(DOMAINS.get(name, np.asarray)(POS)).bfloat16().requires_grad_()
+    theirs = torch.tensor(DOMAINS.get(name, np.asarray)(POS)).bfloat16().requires_grad_()
     getattr(dt, name)(ours).backward(dt.tensor(A).bfloat16())
     getattr(torch, name)(theirs).backward(torch.tensor(A).bfloat16())
     np.testing.assert_array_equal(ours.grad.float().numpy(), theirs.grad.float().numpy())
+
+
+BACKWARD_KERNELS = {  # op on the library L: PyTorch's 16-bit gradient, a formula or a kernel
+    "logit": lambda L, x: L.logit(x - 0.5),
+    "logit/eps": lambda L, x: L.logit(x - 0.5, 0.2),
+    "softsign": lambda L, x: L.nn.functional.softsign(x - 1),
+    "logsigmoid": lambda L, x: L.nn.functional.logsigmoid((x - 1) * 8),
+    "divisor": lambda L, x: L.tensor(A).to(x.dtype) / x,
+    "special.ndtr": lambda L, x: L.special.ndtr((x - 1) * 3),  # PyTorch's composite, step by step
+}
+
+
+def test_bfloat16_divisor_gradient_runs_pytorchs_formula_in_bfloat16():
+    """``-g (a / b / b)``, each step rounded to bfloat16 (was float32, rounded once)."""
+    a, b, g = (dt.tensor(v).bfloat16() for v in (A, POS, B))
+    b.requires_grad_()
+    (a / b).backward(g)
+    np.testing.assert_array_equal(
+        b.grad.float().numpy(), (-g * (a / b.detach() / b.detach())).float().numpy()
+    )
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(BACKWARD_KERNELS))
+def test_16_bit_gradient_as_pytorch(torch, name, dtype):
+    results = []
+    for L in (dt, torch):
+        x = L.tensor(POS).to(getattr(L, dtype)).requires_grad_()
+        out = BACKWARD_KERNELS[name](L, x)
+        out.backward(L.tensor(B).to(x.dtype))
+        results.append((out.detach().float().numpy(), x.grad.float().numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_ndtr_gradients_in_float64():
+    x = dt.tensor(A[:2, :5].astype(np.float64), requires_grad=True)
+    assert gradcheck(dt.special.ndtr, (x,))
+    assert dt.special.ndtr(x).grad_fn.name() == "MulBackward1"

@@ -322,21 +322,26 @@ class LogSigmoid(Function):
     _raw = True
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, buffer_dtype=None):
         a = float_input(x, "log_sigmoid_cpu")
         ctx.save_for_backward(x)
         if a.dtype == np.float32 and compiled_exp():
-            ctx.buffer = buffer = elementwise(_softplus.sleef_exp_neg_abs, a)
-            return elementwise(_softplus.log_sigmoid, a, buffer)
-        ctx.buffer = buffer = elementwise(np.exp, -np.abs(a))
-        return elementwise(np.minimum, a, 0) - elementwise(np.log1p, buffer)
+            buffer = elementwise(_softplus.sleef_exp_neg_abs, a)
+            out = elementwise(_softplus.log_sigmoid, a, buffer)
+        else:
+            buffer = elementwise(np.exp, -np.abs(a))
+            out = elementwise(np.minimum, a, 0) - elementwise(np.log1p, buffer)
+        if buffer_dtype is not None:  # a 16-bit input's: PyTorch keeps its buffer in that dtype
+            buffer = buffer.astype(buffer_dtype).astype(a.dtype)
+        ctx.buffer = buffer
+        return out
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx._checked_saved()
         if recording():
-            return g * _ew.sigmoid(-x)
-        return Tensor._make(elementwise(_softplus.log_sigmoid_backward, g._data, x._data, ctx.buffer))
+            return g * _ew.sigmoid(-x), None
+        return Tensor._make(elementwise(_softplus.log_sigmoid_backward, g._data, x._data, ctx.buffer)), None
 
 
 # ---------------------------------------------------------------------- public functions
@@ -494,10 +499,15 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-@fused("LogSigmoidBackward0")
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, without overflow."""
-    return LogSigmoid.apply(input)
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, without overflow (a float16 or
+    bfloat16 input computed in float32 and rounded once, forward and backward, as PyTorch's
+    kernel, whose backward reads ``exp(-|x|)`` kept in the input's dtype)."""
+    if isinstance(input, Tensor) and is_low(input._data.dtype):
+        out = LogSigmoid.apply(input.float(), input._data.dtype).to(input.dtype)
+    else:
+        out = LogSigmoid.apply(input)
+    return named_node(out, "LogSigmoidBackward0")
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:

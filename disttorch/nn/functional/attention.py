@@ -166,19 +166,27 @@ class ScaledDotProductAttention(Function):
             batched=_batched_grads(ctx, query, key, value)
             if grad is not None and grad_weights is None
             else None,
-            in_tensor_ops=lambda g: _grads_in_tensor_ops(ctx, query, key, value, g, grad_weights),
+            in_tensor_ops=lambda _: _grads_in_tensor_ops(ctx, query, key, value, grad, grad_weights),
         )
         return gq, gk, gv, gmask, None, None, None, None, None, None
 
 
 def _grads_in_tensor_ops(
-    ctx: ScaledDotProductAttention, query: Tensor, key: Tensor, value: Tensor, g: Tensor, grad_weights: Any
+    ctx: ScaledDotProductAttention,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    g: Tensor | None,
+    grad_weights: Tensor | None,
 ) -> tuple | Any:
     """The backward above in tensor ops of the inputs (the weights recomputed), for a recorded
-    pass: second derivatives (gradient penalties, ``hessian``). Not for 16-bit weights, grouped
-    heads or a gradient of the weights output (NotImplemented: the fused node raises)."""
-    if ctx.weights_dtype is not None or ctx.groups > 1 or grad_weights is not None:
+    pass: second derivatives (gradient penalties, ``hessian``), the gradients ``g`` of the
+    output and ``grad_weights`` of the weights (either may be None). Not for 16-bit weights or
+    grouped heads (NotImplemented: the fused node raises)."""
+    if ctx.weights_dtype is not None or ctx.groups > 1:
         return NotImplemented
+    if g is None:  # only the weights output got a gradient
+        g = Tensor._make(np.zeros(ctx.p.shape[:-1] + value.shape[-1:], dtype=ctx.p.dtype))
     qs = query * ctx.scale
     s = qs @ key.mT
     if ctx.is_causal:
@@ -196,6 +204,8 @@ def _grads_in_tensor_ops(
         drop = Tensor._make((ctx.keep / (1.0 - ctx.dropout_p)).astype(p._data.dtype))
     gv = (p if drop is None else p * drop).mT @ g
     gp = g @ value.mT
+    if grad_weights is not None:
+        gp = gp + grad_weights
     if drop is not None:
         gp = gp * drop
     gs = p * (gp - (gp * p).sum(-1, keepdim=True))
@@ -367,26 +377,29 @@ def scaled_dot_product_attention(
     groups = 1
     if enable_gqa:
         grouped_key, grouped_value = _grouped_heads(query, key, value)
-        fused = _cpu_kernel(query, grouped_key, grouped_value, dropout_p) == "flash"
+        fused = _cpu_kernel(query, grouped_key, grouped_value, dropout_p, attn_mask) == "flash"
         dt = query._data.dtype
         if fused and dt.itemsize == 2 and dt.kind in "fV" and key._data.shape[-3] == value._data.shape[-3]:
             groups = query._data.shape[-3] // key._data.shape[-3]  # the kernel sums each group's
         if groups == 1:  # key/value gradients in the 16-bit dtype, head after head
             key, value = grouped_key, grouped_value
     else:
-        fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
+        fused = _cpu_kernel(query, key, value, dropout_p, attn_mask) == "flash"
     out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused, groups)[0]
     return named_node(
         out, "ScaledDotProductFlashAttentionForCpuBackward0" if fused else "UnsafeViewBackward0"
     )
 
 
-def _cpu_kernel(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> str:
+def _cpu_kernel(
+    query: Tensor, key: Tensor, value: Tensor, dropout_p: float, attn_mask: Tensor | None = None
+) -> str:
     """The kernel PyTorch's CPU build picks, ``"flash"`` or ``"math"``, under the switches of
     ``torch.backends.cuda`` (``nn.attention.sdpa_kernel``); raises as it does when the
     enabled ones cannot run these inputs. Flash takes 4-d query, key and value with equal
     batch sizes, equal heads (after grouped-query repetition), one embedding size, no empty
-    sequence, unit stride in the last dim, and no dropout."""
+    sequence, unit stride in the last dim, no dropout, and no mask that requires grad (it has
+    no gradient for the mask: the math path then runs, twice differentiable)."""
     q, k, v = query._data, key._data, value._data
     flash_ok = (
         q.ndim == k.ndim == v.ndim == 4
@@ -396,6 +409,7 @@ def _cpu_kernel(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> 
         and q.shape[3] == k.shape[3] == v.shape[3]
         and min(q.shape[2], k.shape[2]) > 0
         and all(a.strides[-1] == a.itemsize or a.shape[-1] == 1 for a in (q, k, v))
+        and not (isinstance(attn_mask, Tensor) and attn_mask.requires_grad)
     )
     if _switches.flash_sdp_enabled() and flash_ok:
         return "flash"
@@ -596,7 +610,7 @@ def multi_head_attention_forward(
         if attn_mask is not None:
             lead = (1, 1) if attn_mask.shape[0] == 1 else (bsz, num_heads)
             attn_mask = attn_mask.reshape(*lead, -1, src_len)
-        fused = _cpu_kernel(q, k, v, p) == "flash"
+        fused = _cpu_kernel(q, k, v, p, attn_mask) == "flash"
         out = _attention(q, k, v, attn_mask, p, False, None, fused)[0]
         out = out.reshape(bsz * num_heads, tgt_len, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.forward_ad import refuse_tangents
 from ...autograd.function import named_node
+from ...autograd.grad_reads import reads_inputs
 from ...ops import elementwise as _ew
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -37,16 +39,18 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    # PyTorch's _pdist_forward: no forward rule, and its backward (_pdist_backward) has no derivative
+    refuse_tangents("_pdist_forward", input)
     i, j = np.triu_indices(input.shape[0], k=1)
     with np.errstate(invalid="ignore"):  # (inf - inf: NaN, as PyTorch's, without a warning)
         diff = (input[Tensor._make(i)] - input[Tensor._make(j)]).abs()
     if p == 0:
         return (diff != 0).sum(-1).to(input.dtype)
     if p == float("inf"):
-        return diff.amax(-1) if diff.shape[0] else diff.sum(-1)
-    total = diff.pow(p).sum(-1)
-    nonzero = (
-        total != 0
-    )  # the root has no derivative at 0: identical rows get gradient 0, as PyTorch (NaN stays)
-    safe = _ew.where(nonzero, total, Tensor._make(np.ones((), dtype=total._data.dtype)))
-    return _ew.where(nonzero, safe.pow(1.0 / p), Tensor._make(np.zeros((), dtype=total._data.dtype)))
+        out = diff.amax(-1) if diff.shape[0] else diff.sum(-1)
+    else:
+        total = diff.pow(p).sum(-1)
+        nonzero = total != 0  # the root has no derivative at 0: identical rows get 0, as PyTorch (NaN stays)
+        safe = _ew.where(nonzero, total, Tensor._make(np.ones((), dtype=total._data.dtype)))
+        out = _ew.where(nonzero, safe.pow(1.0 / p), Tensor._make(np.zeros((), dtype=total._data.dtype)))
+    return reads_inputs(out, "'_pdist_backward'")

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
+from ...autograd.forward_ad import refuse_tangents
 from ...autograd.function import named_node
 from ...autograd.grad_reads import reads_inputs
 from ...ops import elementwise as _ew
@@ -184,7 +185,9 @@ def multi_margin_loss(
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    weight = _non_differentiable(weight, "multi_margin_loss")
+    checked = _non_differentiable(weight, "multi_margin_loss")  # its tangent detached
+    refuse_tangents("multi_margin_loss", input, weight)  # PyTorch has no forward rule
+    weight = checked
     _check_margin_input(input)
     _refuse_16_bit("multi_margin_loss_cpu_kernel", input)
     x = input if input.ndim == 2 else input.reshape(1, -1)
@@ -228,6 +231,7 @@ def multilabel_margin_loss(
     valid = np.cumprod(t >= 0, axis=1).astype(bool)  # entries before the first -1
     if np.any((t >= c) & valid):
         raise RuntimeError("multilabel_margin_loss: target out of range")
+    refuse_tangents("multilabel_margin_loss_forward", input)  # PyTorch has no forward rule
     listed = np.zeros((n, c), dtype=x._data.dtype)  # how often each class is listed
     rows = np.broadcast_to(np.arange(n)[:, None], t.shape)
     np.add.at(listed, (rows[valid], t[valid]), 1)

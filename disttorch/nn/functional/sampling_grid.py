@@ -22,6 +22,7 @@ from ... import _native_warnings
 from ..._linspace import linspace_values
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
+from ...autograd.forward_ad import refuse_tangents
 from ...autograd.function import Function, named_node
 from ...autograd.grad_reads import reads_inputs
 from ...kernels.fma import fma
@@ -213,13 +214,49 @@ class LinearSample(Function):
                 weight = weight * (f if k else 1 - f)
             out += vals * weight[:, None, :]
             corners.append((corner, lin, inside, vals))
-        ctx.corners, ctx.frac, ctx.shape = corners, frac, v.shape
+        ctx.corners, ctx.frac, ctx.shape, ctx.base = corners, frac, v.shape, base
+        ctx.save_for_backward(flat, *coords)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        results = numpy_backward("grid_sample", lambda g: _linear_sample_backward(ctx, g), grad)
+        flat, *coords = ctx._checked_saved()
+        results = numpy_backward(
+            "grid_sample",
+            lambda g: _linear_sample_backward(ctx, g),
+            grad,
+            flat,
+            *coords,
+            in_tensor_ops=lambda g: _linear_sample_backward_in_tensor_ops(ctx, g, flat, coords),
+        )
         return (results[0], None, *results[1:])
+
+
+def _linear_sample_backward_in_tensor_ops(ctx: LinearSample, g: Tensor, flat: Tensor, coords: list) -> tuple:
+    """The backward below in tensor ops of ``g``, ``flat`` and the coordinates, for a recorded
+    pass (second derivatives, as PyTorch's ``grid_sampler_2d_backward`` has): each corner's
+    weight a product of the coordinates' fractional parts (their integer parts constants)."""
+    n, c, plane = ctx.shape
+    frac = [cd - Tensor._make(b.astype(cd._data.dtype)) for cd, b in zip(coords, ctx.base)]
+    d = len(frac)
+    g_input = Tensor._make(np.zeros((n, c, plane), dtype=g._data.dtype))
+    g_coords: list = [None] * d
+    for corner, lin, inside, _ in ctx.corners:
+        factors = [f if k else 1 - f for f, k in zip(frac, corner)]
+        keep = Tensor._make(inside.astype(g._data.dtype))
+        weight = factors[0]
+        for f in factors[1:]:
+            weight = weight * f
+        index = Tensor._make(np.broadcast_to(lin[:, None, :], (n, c, lin.shape[1])).copy())
+        g_input = g_input.scatter_add(2, index, g * (weight * keep).unsqueeze(1))
+        gv = (g * flat.gather(2, index) * keep.unsqueeze(1)).sum(1)  # (N, P)
+        for i in range(d):
+            term = gv if corner[i] else -gv
+            for j in range(d):
+                if j != i:
+                    term = term * factors[j]
+            g_coords[i] = term if g_coords[i] is None else g_coords[i] + term
+    return (g_input, *g_coords)
 
 
 def _linear_sample_backward(ctx: LinearSample, g: np.ndarray) -> tuple:
@@ -290,6 +327,7 @@ def grid_sample(
     if mode == "bicubic" and d != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     require_same_scalar_type(input, grid)
+    refuse_tangents(f"grid_sampler_{d}d", input, grid)  # PyTorch has no forward rule
     n, c = input.shape[0], input.shape[1]
     sizes = [input.shape[-1 - i] for i in range(d)]  # x (W), y (H), z (D)
     out_spatial = tuple(grid.shape[1:-1])
