@@ -17,6 +17,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import operand_fields, saved
+from ..kernels.small_bmm import is_small_bmm, small_bmm
 from ..kernels.tensor_iterator import dim_order
 from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
@@ -114,7 +115,7 @@ class Matmul(Function):
             ctx.ndims = (x.ndim, y.ndim)
             ctx.operand_geometry = ((x.shape, a.stride() if na else ()), (y.shape, b.stride() if nb else ()))
         try:
-            return blas_matmul(x, y)
+            return small_bmm(x, y) if is_small_bmm(x, y) else blas_matmul(x, y)
         except ValueError:
             raise broadcast_error(x.shape[:-2], y.shape[:-2]) from None
 

@@ -66,3 +66,32 @@ def test_volumetric_grid_gradients_match_pytorch(torch, padding):
         (out * lib.tensor(np.sin(np.arange(out.numel())).reshape(tuple(out.shape)))).sum().backward()
         grads.append(g.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10, atol=1e-10)
+
+
+def test_affine_grid_float32_points_are_pytorchs_small_bmm():
+    """``affine_grid`` is PyTorch's ``bmm`` of the base grid by ``thetaᵀ``: for a small grid
+    its plain float32 loop (``(x * t0 + y * t1) + t2``, each step rounded), so a point that
+    lands just inside a pixel border in PyTorch lands there too (a rotated 5x5 grid: BLAS
+    put 3 of its 50 coordinates an ulp away, and the gradient of ``theta`` changed sign)."""
+    theta = np.array([[[1.0, 0.1, 0.2], [-0.1, 0.9, 0.0]]], np.float32)
+    grid = DF.affine_grid(dt.tensor(theta), (1, 3, 5, 5), align_corners=False).numpy()
+    c = ((np.arange(5, dtype=np.float32) * np.float32(0.5) - np.float32(1)) * np.float32(4)) / np.float32(5)
+    x, y = np.meshgrid(c, c, indexing="xy")
+    for j in range(2):
+        want = (np.float32(0) + x * theta[0, j, 0]) + y * theta[0, j, 1]
+        want = want + theta[0, j, 2]
+        assert np.array_equal(grid[0, ..., j], want)
+
+
+def test_affine_grid_then_border_sampling_gradient_matches_pytorch(torch):
+    x = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    theta = np.array([[[1.0, 0.1, 0.2], [-0.1, 0.9, 0.0]]], np.float32)
+    grads = []
+    for lib in (dt, torch):
+        th = lib.tensor(theta, requires_grad=True)
+        g = lib.nn.functional.affine_grid(th, (1, 3, 5, 5), align_corners=False)
+        lib.nn.functional.grid_sample(
+            lib.tensor(x), g, padding_mode="border", align_corners=False
+        ).sum().backward()
+        grads.append(th.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-5)

@@ -583,3 +583,31 @@ def test_matmul_gradgradcheck_with_one_operand_constant():
     assert gradgradcheck(lambda x: dt.einsum("bij,j->bi", x, b.detach()), (a,))
     fixed = b.detach().clone()  # (b's own memory moves while gradcheck perturbs it)
     assert gradgradcheck(lambda x, y: dt.einsum("bij,j,j->b", x, y, fixed), (a, b))
+
+
+@pytest.mark.parametrize(
+    ("sa", "sb"),
+    [((2, 25, 3), (2, 3, 2)), ((3, 5, 7), (3, 7, 5)), ((1, 25, 3), (4, 3, 2)), ((2, 1, 6, 8), (3, 8, 4))],
+)
+def test_small_bmm_sums_in_order_each_step_rounded(sa, sb):
+    """A batched product with ``inner * rows * columns < 400`` is PyTorch's plain loop:
+    ``((0 + a0*b0) + a1*b1) + ...`` in float32 (BLAS sums otherwise: last bits differ)."""
+    a = RNG.normal(size=sa).astype(np.float32)
+    b = RNG.normal(size=sb).astype(np.float32)
+    want = np.zeros(np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1]), np.float32)
+    for k in range(sa[-1]):
+        want = want + a[..., :, k, None] * b[..., None, k, :]
+    assert np.array_equal(dt.matmul(dt.tensor(a), dt.tensor(b)).numpy(), want)
+    if len(sa) == 3 and sa[0] == sb[0]:
+        assert np.array_equal(dt.bmm(dt.tensor(a), dt.tensor(b)).numpy(), want)
+
+
+def test_small_and_large_bmm_bits_match_pytorch(torch):
+    for sa, sb in (((4, 25, 3), (4, 3, 2)), ((2, 6, 10), (2, 10, 6)), ((2, 8, 8), (2, 8, 8))):
+        a = RNG.normal(size=sa).astype(np.float32)
+        b = RNG.normal(size=sb).astype(np.float32)
+        got = dt.bmm(dt.tensor(a), dt.tensor(b)).numpy()
+        assert (
+            np.array_equal(got, torch.bmm(torch.tensor(a), torch.tensor(b)).numpy())
+            or sa[1] * sa[2] * sb[2] >= 400
+        )

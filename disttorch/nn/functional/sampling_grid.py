@@ -96,7 +96,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
         raise ValueError(f"Expected theta batch {theta.shape[0]} to match size batch {n}")
     mesh = np.meshgrid(*reversed(axes), indexing="ij")[::-1]  # x (w) first
     base = np.stack([*mesh, np.ones(grid_shape, mesh[0].dtype)], axis=-1).reshape(-1, len(axes) + 1)
-    base_t = Tensor._make(base)
+    base_t = Tensor._make(base[None])  # (1, P, dims + 1): PyTorch's bmm, small ones in its order
     out = base_t.matmul(theta.transpose(1, 2))  # (N, P, dims)
     return named_node(out.reshape(n, *grid_shape, len(axes)), "AffineGridGeneratorBackward0")
 
