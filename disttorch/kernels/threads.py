@@ -445,9 +445,9 @@ def matmuls(
     microseconds late, and may run it slower), or after the products when they do not
     split.
 
-    A thread that runs a product, or a part of one, in compiled code adds the bias to what it
-    computed, while its rows are still in its cache; otherwise the biases are added once
-    the products are done. Either way each element is rounded once more, as ``out += bias``."""
+    A thread that computes a part of a cut product adds the bias to what it computed (in
+    compiled code a whole product's thread too), while its rows are still in its cache;
+    otherwise the biases are added once the products are done. Either way each element is rounded once more, as ``out += bias``."""
     outs = list(outs) if outs is not None else [None] * len(products)
     biases = list(biases) if biases is not None else [None] * len(products)
     if _budget.threads > 1 and not _budget.region.locked():
@@ -469,14 +469,16 @@ def matmuls(
             else:
                 if _run_compiled(_split_rows(products, outs, biases, shares), operands, meanwhile):
                     return outs
+                in_parts = [_part_bias(out, bias) for out, bias in zip(outs, biases)]
                 _run(
                     [
                         task
-                        for p, out, k in zip(products, outs, shares)
-                        for task in _split_product(*p, out, k)
+                        for p, out, bias, k in zip(products, outs, in_parts, shares)
+                        for task in _split_product(*p, out, k, bias)
                     ],
                     meanwhile,
                 )
+                biases = [None if part is not None else bias for bias, part in zip(biases, in_parts)]
             return [_add_bias(out, bias) for out, bias in zip(outs, biases)]
     results = [_add_bias(np.matmul(a, b, out=out), bias) for (a, b), out, bias in zip(products, outs, biases)]
     if meanwhile is not None:
@@ -574,20 +576,47 @@ def _split_rows(
     return np.concatenate([rows for rows, _ in works]), bounds
 
 
-def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> List[Callable[[], Any]]:
-    """``a @ b`` into ``out`` as ``k`` tasks: a stack of products by its first batch dim
-    longer than one, a single product by the rows or the columns of its result, whichever
-    are more."""
+def _part_bias(out: np.ndarray, bias: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """``bias`` when each part of a product split by :func:`_split_product` may add its own
+    slice of it: a vector along the result's last dim, apart from ``out``; else ``None``."""
+    if bias is None or bias.shape != out.shape[-1:] or np.may_share_memory(out, bias):
+        return None
+    return bias
+
+
+def _split_product(
+    a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, bias: Optional[np.ndarray] = None
+) -> List[Callable[[], Any]]:
+    """``a @ b`` (each part then plus its slice of ``bias``, a vector along the last dim, when
+    given) into ``out`` as ``k`` tasks: a stack of products by its first batch dim longer
+    than one, a single product by the rows or the columns of its result, whichever are
+    more."""
     batch = out.shape[:-2]
     stack = next((d for d, n in enumerate(batch) if n > 1), None)
     if stack is not None:
         a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-        cut = lambda i, j: (slice(None),) * stack + (slice(i, j),)  # noqa: E731
-        rows, part = batch[stack], lambda i, j: np.matmul(a[cut(i, j)], b[cut(i, j)], out=out[cut(i, j)])
+        rows = batch[stack]
+
+        def pieces(i: int, j: int) -> tuple:
+            cut = (slice(None),) * stack + (slice(i, j),)
+            return a[cut], b[cut], out[cut], bias
+
     elif out.shape[-2] >= out.shape[-1]:
-        rows, part = out.shape[-2], lambda i, j: np.matmul(a[..., i:j, :], b, out=out[..., i:j, :])
+        rows = out.shape[-2]
+
+        def pieces(i: int, j: int) -> tuple:
+            return a[..., i:j, :], b, out[..., i:j, :], bias
+
     else:
-        rows, part = out.shape[-1], lambda i, j: np.matmul(a, b[..., i:j], out=out[..., i:j])
+        rows = out.shape[-1]
+
+        def pieces(i: int, j: int) -> tuple:
+            return a, b[..., i:j], out[..., i:j], None if bias is None else bias[i:j]
+
+    def part(i: int, j: int) -> None:
+        x, y, into, added = pieces(i, j)
+        _add_bias(np.matmul(x, y, out=into), added)
+
     k = min(k, rows)
     bounds = [rows * i // k for i in range(k + 1)]
     return [lambda i=bounds[t], j=bounds[t + 1]: part(i, j) for t in range(k)]
