@@ -21,6 +21,7 @@ from numba.extending import intrinsic
 from disttorch.kernels.gemm_parts import (
     ADDRESS,
     BATCH,
+    BIAS,
     FLOAT32,
     KIND,
     LDA,
@@ -92,6 +93,33 @@ _sgemm = _gemm(ir.FloatType())
 _dgemm = _gemm(ir.DoubleType())
 
 
+def _pointer(scalar: types.Float):
+    """An intrinsic that reads an int64 address as a pointer to ``scalar`` elements."""
+
+    @intrinsic
+    def pointer(typingctx, address):  # noqa: ARG001
+        def codegen(context, builder, sig, args):
+            return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+        return types.CPointer(scalar)(types.int64), codegen
+
+    return pointer
+
+
+_floats = _pointer(types.float32)
+_doubles = _pointer(types.float64)
+
+
+@njit()
+def _add_to_rows(c, ldc, m, n, bias):  # pragma: no cover - compiled
+    """``C[i, :] += bias`` for the ``m x n`` row-major ``C`` (pointers to its first element
+    and to ``n`` contiguous elements of ``bias``): one rounding each, as NumPy's ``+=``."""
+    for i in range(m):
+        row = i * ldc
+        for j in range(n):
+            c[row + j] += bias[j]
+
+
 @njit()
 def gemm(kind, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):  # pragma: no cover - compiled
     """``C = op(A) @ op(B)`` (``m x n``, row-major) through the CBLAS ``gemm`` at ``address``
@@ -106,7 +134,7 @@ def gemm(kind, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):  # p
 @njit()
 def run_parts(parts, count):  # pragma: no cover - compiled
     """Run the first ``count`` rows of ``parts`` (an int64 array of ``gemm_parts.FIELDS``
-    columns)."""
+    columns), each product followed by its bias where it has one."""
     for p in range(count):
         row = parts[p]
         for i in range(row[BATCH]):
@@ -126,3 +154,9 @@ def run_parts(parts, count):  # pragma: no cover - compiled
                 c,
                 row[LDC],
             )
+            if row[BIAS] == 0:
+                continue
+            if row[KIND] == FLOAT32:
+                _add_to_rows(_floats(c), row[LDC], row[M], row[N], _floats(row[BIAS]))
+            else:
+                _add_to_rows(_doubles(c), row[LDC], row[M], row[N], _doubles(row[BIAS]))

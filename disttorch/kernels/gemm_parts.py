@@ -2,12 +2,14 @@
 (:mod:`disttorch.kernels.cblas_gemm`): the parts of a split product, or whole products,
 for the op pool's threads. A row of :data:`FIELDS` int64s::
 
-    KIND  ADDRESS  TRANS_A TRANS_B  M N K  A LDA  B LDB  C LDC  BATCH STEP_A STEP_B STEP_C
+    KIND  ADDRESS  TRANS_A TRANS_B  M N K  A LDA  B LDB  C LDC  BATCH STEP_A STEP_B STEP_C  BIAS
 
 means ``C[i] = A[i] @ B[i]`` for ``i < BATCH``: ``M x N`` row-major results, ``A``, ``B``,
 ``C`` and the ``STEP``s byte addresses and byte strides, leading dimensions (``LD*``) in
 elements, ``TRANS_*`` CBLAS's transpose flags, ``KIND`` the element type and ``ADDRESS``
-the CBLAS ``gemm`` for it.
+the CBLAS ``gemm`` for it. ``BIAS``, when not 0, is the address of ``N`` contiguous elements
+then added to each row of each ``C[i]`` (a linear layer's bias: each thread adds it to its
+own part of the product, with the bits of ``out += bias`` after the whole product).
 
 A product qualifies when NumPy itself would hand its operands to BLAS unchanged: float32 or
 float64 in native byte order, each matrix with unit stride along its rows or its columns
@@ -30,8 +32,10 @@ import numpy as np
 
 __all__ = ["FIELDS", "Gemm", "find_gemm"]
 
-KIND, ADDRESS, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC, BATCH, STEP_A, STEP_B, STEP_C = range(17)
-FIELDS = 17
+KIND, ADDRESS, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC, BATCH, STEP_A, STEP_B, STEP_C, BIAS = range(
+    18
+)
+FIELDS = 18
 FLOAT32, FLOAT64 = 1, 2  # KIND: sgemm, dgemm
 _PLANS = 512  # products planned before the plans are forgotten
 _MAX_ROWS = 4096  # a stack whose batch dims do not flatten gives a row per outer index
@@ -53,34 +57,46 @@ class Gemm:
         self.plans: dict = {}  # (shapes, strides, dtypes, k) -> (rows without addresses, bounds) or None
 
     def split(
-        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, bias: Optional[np.ndarray] = None
     ) -> Optional[Tuple[np.ndarray, List[int]]]:
-        """``a @ b`` into ``out`` shared among ``k`` threads (or fewer when there is less to
-        share): ``(rows, bounds)``, thread ``t`` running ``rows[bounds[t]:bounds[t + 1]]``;
-        ``None`` when the product does not qualify. A stack is split by its batch, a single
-        product by the rows or the columns of ``out``, whichever are more."""
+        """``a @ b`` (plus ``bias``, a vector along the result's last dim, when given) into
+        ``out`` shared among ``k`` threads (or fewer when there is less to share):
+        ``(rows, bounds)``, thread ``t`` running ``rows[bounds[t]:bounds[t + 1]]``; ``None``
+        when the product or the bias does not qualify. A stack is split by its batch, a
+        single product by the rows or the columns of ``out``, whichever are more."""
         key = (a.shape, b.shape, out.shape, a.strides, b.strides, out.strides, a.dtype, b.dtype, out.dtype, k)
+        if bias is not None:
+            if bias.dtype != out.dtype or bias.shape != out.shape[-1:] or bias.strides != (out.itemsize,):
+                return None
+            key += (True,)
         plan = self.plans.get(key, False)
         if plan is False:
             if len(self.plans) >= _PLANS:
                 self.plans.clear()
-            plan = self.plans[key] = self._plan(a, b, out, k)
+            plan = self.plans[key] = self._plan(a, b, out, k, bias is not None)
         if plan is None:
             return None
         where = [_address(x) for x in (a, b, out)]
         if where[0] == where[1] or np.may_share_memory(out, a) or np.may_share_memory(out, b):
             return None  # x @ x.T is NumPy's syrk; an out that overlaps needs NumPy's copy
+        if bias is not None and np.may_share_memory(out, bias):
+            return None
         offsets = np.zeros(FIELDS, np.int64)  # (one addition for the rows: a few us less per product)
         offsets[A], offsets[B], offsets[C] = where
+        if bias is not None:
+            offsets[BIAS] = _address(bias)
         rows = plan[0] + offsets
         return rows, plan[1]
 
-    def rows(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
-        """The whole product ``a @ b`` into ``out`` as rows for one thread, or ``None``."""
-        work = self.split(a, b, out, 1)
+    def rows(
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, bias: Optional[np.ndarray] = None
+    ) -> Optional[np.ndarray]:
+        """The whole product ``a @ b`` (plus ``bias``) into ``out`` as rows for one thread, or
+        ``None``."""
+        work = self.split(a, b, out, 1, bias)
         return None if work is None else work[0]
 
-    def _plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Optional[tuple]:
+    def _plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, biased: bool) -> Optional[tuple]:
         """:meth:`split`'s rows with the operands at address 0, and its bounds, or ``None``."""
         kind = self.addresses.get(out.dtype)
         if kind is None or a.dtype != out.dtype or b.dtype != out.dtype or not out.dtype.isnative:
@@ -102,7 +118,7 @@ class Gemm:
             next((s for s, n in zip(x[::-1], batch[::-1]) if n > 1), 0) if inner > 1 else 0 for x in strides
         ]
         (ta, lda), (tb, ldb), (_, ldc) = forms
-        whole = [*kind, ta, tb, m, n, depth, 0, lda, 0, ldb, 0, ldc, inner, *steps]
+        whole = [*kind, ta, tb, m, n, depth, 0, lda, 0, ldb, 0, ldc, inner, *steps, 0]
         if outer and math.prod(outer) > 1:  # one row per index of the outer batch dims
             rows = np.array([whole] * math.prod(outer), dtype=np.int64)
             for r, index in enumerate(np.ndindex(*outer)):
@@ -115,7 +131,7 @@ class Gemm:
         elif m >= n:
             field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
         else:
-            field, shifts = N, [(B, b.strides[-1]), (C, out.strides[-1])]
+            field, shifts = N, [(B, b.strides[-1]), (C, out.strides[-1])] + [(BIAS, size)] * biased
         total = whole[field]
         k = min(k, total)
         rows = np.array([whole] * k, dtype=np.int64)

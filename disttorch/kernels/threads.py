@@ -403,25 +403,36 @@ def concatenate(arrays: List[np.ndarray], axis: int, dtype: Any) -> np.ndarray:
     return out
 
 
-def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+def matmul(
+    a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, bias: Optional[np.ndarray] = None
+) -> np.ndarray:
     """``np.matmul(a, b, out=out)`` on as many threads as its size is worth, with the bits of
-    one thread. BLAS itself runs on one thread (see the module docstring); a float product
-    splits over the op's threads instead: a stack of products by its first batch dim longer
-    than one (each product the same BLAS call whatever the split), a single product by the
-    rows or the columns of its result, whichever are more, where that keeps the bits (see
-    :func:`_most_parts`). Inside a split op's part it is the plain call."""
+    one thread, then ``out += bias`` when a bias is given. BLAS itself runs on one thread
+    (see the module docstring); a float product splits over the op's threads instead: a
+    stack of products by its first batch dim longer than one (each product the same BLAS
+    call whatever the split), a single product by the rows or the columns of its result,
+    whichever are more, where that keeps the bits (see :func:`_most_parts`); each thread
+    then adds the bias to its own part. Inside a split op's part it is the plain call."""
     if _budget.threads == 1:  # (the common case, without the lists of ``matmuls``)
-        return np.matmul(a, b, out=out)
-    return matmuls([(a, b)], [out])[0]
+        return _add_bias(np.matmul(a, b, out=out), bias)
+    return matmuls([(a, b)], [out], biases=[bias])[0]
+
+
+def _add_bias(out: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarray:
+    if bias is not None:
+        out += bias
+    return out
 
 
 def matmuls(
     products: Sequence[Tuple[np.ndarray, np.ndarray]],
     outs: Optional[Sequence[Optional[np.ndarray]]] = None,
     meanwhile: Optional[Callable[[], Any]] = None,
+    biases: Optional[Sequence[Optional[np.ndarray]]] = None,
 ) -> List[np.ndarray]:
     """``[np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]`` for independent
-    products (a layer's input and weight gradients, say), run side by side on the op's
+    products (a layer's input and weight gradients, say), each then plus its entry of
+    ``biases`` (added in place, ``None``: none) when given, run side by side on the op's
     threads: each thread takes whole products while there are at least as many as threads
     (the same BLAS calls as one thread makes, so the same numbers), and a product left to
     several threads is split as :func:`matmul` splits one. Two threads each computing a
@@ -432,8 +443,13 @@ def matmuls(
     gradient), runs once on this thread: after its own share of the products, while it
     would otherwise wait for the other threads' (a worker starts its share tens of
     microseconds late, and may run it slower), or after the products when they do not
-    split."""
+    split.
+
+    A thread that computes a part of a cut product adds the bias to what it computed (in
+    compiled code a whole product's thread too), while its rows are still in its cache;
+    otherwise the biases are added once the products are done. Either way each element is rounded once more, as ``out += bias``."""
     outs = list(outs) if outs is not None else [None] * len(products)
+    biases = list(biases) if biases is not None else [None] * len(products)
     if _budget.threads > 1 and not _budget.region.locked():
         works = [_product_work(a, b) for a, b in products]
         parts = min(_budget.threads, sum(works) // MIN_PART_ELEMENTS)
@@ -444,23 +460,27 @@ def matmuls(
             for i, ((a, b), out) in enumerate(zip(products, outs)):
                 if out is None:
                     outs[i] = np.empty(_product_shape(a, b), dtype=a.dtype)
-            operands = _operands(products, outs)
+            operands = _operands(products, outs, biases)
             if parts <= len(products):
                 groups = _whole_products(works, parts)
-                if not _run_compiled(_whole_rows(products, outs, groups), operands, meanwhile):
-                    _run([_products_task(products, outs, group) for group in groups], meanwhile)
+                if _run_compiled(_whole_rows(products, outs, biases, groups), operands, meanwhile):
+                    return outs
+                _run([_products_task(products, outs, group) for group in groups], meanwhile)
             else:
-                if not _run_compiled(_split_rows(products, outs, shares), operands, meanwhile):
-                    _run(
-                        [
-                            task
-                            for p, out, k in zip(products, outs, shares)
-                            for task in _split_product(*p, out, k)
-                        ],
-                        meanwhile,
-                    )
-            return outs
-    results = [np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]
+                if _run_compiled(_split_rows(products, outs, biases, shares), operands, meanwhile):
+                    return outs
+                in_parts = [_part_bias(out, bias) for out, bias in zip(outs, biases)]
+                _run(
+                    [
+                        task
+                        for p, out, bias, k in zip(products, outs, in_parts, shares)
+                        for task in _split_product(*p, out, k, bias)
+                    ],
+                    meanwhile,
+                )
+                biases = [None if part is not None else bias for bias, part in zip(biases, in_parts)]
+            return [_add_bias(out, bias) for out, bias in zip(outs, biases)]
+    results = [_add_bias(np.matmul(a, b, out=out), bias) for (a, b), out, bias in zip(products, outs, biases)]
     if meanwhile is not None:
         meanwhile()
     return results
@@ -521,14 +541,14 @@ def _products_task(products: Sequence, outs: List[np.ndarray], indices: List[int
 
 
 def _whole_rows(
-    products: Sequence, outs: List[np.ndarray], groups: List[List[int]]
+    products: Sequence, outs: List[np.ndarray], biases: List[Optional[np.ndarray]], groups: List[List[int]]
 ) -> Optional[Tuple[np.ndarray, List[int]]]:
-    """The products as rows for compiled code, each thread's ``groups`` in turn, and where
-    each thread's rows start and end; ``None`` when there is no compiled code or some
-    product does not qualify (see ``gemm_parts``)."""
+    """The products (each with its bias) as rows for compiled code, each thread's ``groups``
+    in turn, and where each thread's rows start and end; ``None`` when there is no compiled
+    code or some product or bias does not qualify (see ``gemm_parts``)."""
     if _budget.gemm is None:
         return None
-    rows = [_budget.gemm.rows(a, b, out) for (a, b), out in zip(products, outs)]
+    rows = [_budget.gemm.rows(a, b, out, bias) for (a, b), out, bias in zip(products, outs, biases)]
     if any(r is None for r in rows):
         return None
     tables = [np.concatenate([rows[i] for i in group]) for group in groups]
@@ -536,13 +556,15 @@ def _whole_rows(
 
 
 def _split_rows(
-    products: Sequence, outs: List[np.ndarray], shares: List[int]
+    products: Sequence, outs: List[np.ndarray], biases: List[Optional[np.ndarray]], shares: List[int]
 ) -> Optional[Tuple[np.ndarray, List[int]]]:
     """The parts of the products, ``shares[i]`` threads for product ``i``, each thread's
     rows in turn (see :func:`_whole_rows`)."""
     if _budget.gemm is None:
         return None
-    works = [_budget.gemm.split(a, b, out, k) for (a, b), out, k in zip(products, outs, shares)]
+    works = [
+        _budget.gemm.split(a, b, out, k, bias) for (a, b), out, bias, k in zip(products, outs, biases, shares)
+    ]
     if any(work is None for work in works):
         return None
     if len(works) == 1:
@@ -554,20 +576,47 @@ def _split_rows(
     return np.concatenate([rows for rows, _ in works]), bounds
 
 
-def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> List[Callable[[], Any]]:
-    """``a @ b`` into ``out`` as ``k`` tasks: a stack of products by its first batch dim
-    longer than one, a single product by the rows or the columns of its result, whichever
-    are more."""
+def _part_bias(out: np.ndarray, bias: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """``bias`` when each part of a product split by :func:`_split_product` may add its own
+    slice of it: a vector along the result's last dim, apart from ``out``; else ``None``."""
+    if bias is None or bias.shape != out.shape[-1:] or np.may_share_memory(out, bias):
+        return None
+    return bias
+
+
+def _split_product(
+    a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, bias: Optional[np.ndarray] = None
+) -> List[Callable[[], Any]]:
+    """``a @ b`` (each part then plus its slice of ``bias``, a vector along the last dim, when
+    given) into ``out`` as ``k`` tasks: a stack of products by its first batch dim longer
+    than one, a single product by the rows or the columns of its result, whichever are
+    more."""
     batch = out.shape[:-2]
     stack = next((d for d, n in enumerate(batch) if n > 1), None)
     if stack is not None:
         a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-        cut = lambda i, j: (slice(None),) * stack + (slice(i, j),)  # noqa: E731
-        rows, part = batch[stack], lambda i, j: np.matmul(a[cut(i, j)], b[cut(i, j)], out=out[cut(i, j)])
+        rows = batch[stack]
+
+        def pieces(i: int, j: int) -> tuple:
+            cut = (slice(None),) * stack + (slice(i, j),)
+            return a[cut], b[cut], out[cut], bias
+
     elif out.shape[-2] >= out.shape[-1]:
-        rows, part = out.shape[-2], lambda i, j: np.matmul(a[..., i:j, :], b, out=out[..., i:j, :])
+        rows = out.shape[-2]
+
+        def pieces(i: int, j: int) -> tuple:
+            return a[..., i:j, :], b, out[..., i:j, :], bias
+
     else:
-        rows, part = out.shape[-1], lambda i, j: np.matmul(a, b[..., i:j], out=out[..., i:j])
+        rows = out.shape[-1]
+
+        def pieces(i: int, j: int) -> tuple:
+            return a, b[..., i:j], out[..., i:j], None if bias is None else bias[i:j]
+
+    def part(i: int, j: int) -> None:
+        x, y, into, added = pieces(i, j)
+        _add_bias(np.matmul(x, y, out=into), added)
+
     k = min(k, rows)
     bounds = [rows * i // k for i in range(k + 1)]
     return [lambda i=bounds[t], j=bounds[t + 1]: part(i, j) for t in range(k)]
@@ -591,8 +640,10 @@ def _run(tasks: List[Callable[[], Any]], meanwhile: Optional[Callable[[], Any]] 
             _budget.region.release()
 
 
-def _operands(products: Sequence, outs: List[np.ndarray]) -> List[np.ndarray]:
-    return [x for pair in products for x in pair] + outs
+def _operands(
+    products: Sequence, outs: List[np.ndarray], biases: List[Optional[np.ndarray]]
+) -> List[np.ndarray]:
+    return [x for pair in products for x in pair] + outs + [bias for bias in biases if bias is not None]
 
 
 def _run_compiled(

@@ -95,6 +95,37 @@ def test_the_parts_of_a_split_cover_the_product(gemm, run_parts, dtype, shapes, 
         np.testing.assert_allclose(out, np.concatenate(pieces, axis=axis), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [((6, 37, 29), (6, 29, 23)), ((40, 29), (29, 23)), ((9, 29), (29, 40))])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_each_part_adds_the_bias_to_its_own_rows_with_numpys_bits(gemm, run_parts, dtype, shapes, k):
+    """A bias in the rows: every part (of a stack, of the rows or of the columns) adds its
+    slice of the bias to what it computed, the bits of ``out += bias`` after the whole."""
+    a, b = _random(shapes[0], dtype, 3), _random(shapes[1], dtype, 4)
+    bias = _random(shapes[1][-1:], dtype, 5)
+    plain = np.full(np.matmul(a, b).shape, np.nan, dtype)
+    parts, _ = gemm.split(a, b, plain, k)
+    run_parts(parts, len(parts))
+    plain += bias
+    out = np.full(plain.shape, np.nan, dtype)
+    parts, _ = gemm.split(a, b, out, k, bias)
+    run_parts(parts, len(parts))
+    assert np.array_equal(out, plain)
+
+
+def test_a_bias_blas_cannot_read_as_one_vector_of_the_results_type_is_refused(gemm):
+    a, b = _random((40, 29), np.float32), _random((29, 23), np.float32)
+    out = np.empty((40, 23), np.float32)
+    for bias in (
+        _random(23, np.float64),  # another dtype
+        _random(46, np.float32)[::2],  # a step
+        _random((1, 23), np.float32),  # not a vector
+        out[0],  # inside the result
+    ):
+        assert gemm.split(a, b, out, 2, bias) is None
+    assert gemm.split(a, b, out, 2, _random(23, np.float32)) is not None
+
+
 def test_a_stack_whose_batch_dims_do_not_flatten_splits_by_its_outer_index(gemm, run_parts):
     """Attention's ``(batch, heads)`` products on a transposed view: a row per batch index,
     each running its heads, the rows shared out among the threads."""

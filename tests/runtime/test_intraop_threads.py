@@ -503,6 +503,40 @@ def test_a_layers_products_have_one_threads_bits_on_every_thread_count(shape, dt
         disttorch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", _LINEAR_SHAPES[2:], ids=lambda s: "x".join(map(str, s)))
+def test_a_product_plus_bias_has_one_threads_bits_and_each_thread_adds_its_part(
+    shape, dtype, compiled, monkeypatch
+):
+    """``x @ W.T + b`` (a linear layer's forward) on 1 to 4 threads, its parts run in
+    compiled code or as ``np.matmul`` calls: the bits of one thread's ``out += b``; when the
+    product is cut, no thread adds the bias after the product (each part has added its own)."""
+    before = disttorch.get_num_threads()
+    if not compiled:
+        monkeypatch.setattr(threads._budget, "gemm", None)
+    rng = np.random.default_rng(2)
+    m, k, n = shape
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((m, k), (n, k), (n,)))
+    added_after = []
+    adds = threads._add_bias
+    monkeypatch.setattr(
+        threads, "_add_bias", lambda out, bias: added_after.append(out.shape) or adds(out, bias)
+    )
+    try:
+        disttorch.set_num_threads(1)
+        one = threads.matmul(x, w.T, bias=b)
+        assert np.array_equal(one, np.add(x @ w.T, b))
+        for n_threads in (2, 3, 4):
+            disttorch.set_num_threads(n_threads)
+            added_after.clear()
+            assert np.array_equal(threads.matmul(x, w.T, bias=b), one)
+            whole = (m, n) in added_after
+            assert whole == (threads._most_parts(x, w.T) == 1)
+    finally:
+        disttorch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("dtype", [disttorch.float32, disttorch.float64], ids=["float32", "float64"])
 def test_an_mlps_training_steps_have_one_threads_bits_on_two_and_three_threads(dtype):
     """Linear layers, ReLU, cross-entropy and SGD with momentum, at the batch of

@@ -88,12 +88,11 @@ class LinearFunction(Function):
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and {wa.shape[1]}x{wa.shape[0]})"
             )
+        bias = None if b is None else b._data  # (added by each thread to its part of the product)
         if xa.ndim == 2:
-            out = blas_matmul(xa, wa.T)
+            out = blas_matmul(xa, wa.T, bias=bias)
         else:
-            out = blas_matmul(_rows(xa), wa.T).reshape(xa.shape[:-1] + wa.shape[:1])
-        if b is not None:
-            out += b._data
+            out = blas_matmul(_rows(xa), wa.T, bias=bias).reshape(xa.shape[:-1] + wa.shape[:1])
         # as PyTorch's addmm/mm: the input only for the weight's gradient, the weight only for
         # the input's (so changing the other in place before backward is no error)
         need_x, need_w = ctx.needs_input_grad[:2] or (True, True)  # (nothing recorded: no matter)
