@@ -40,6 +40,7 @@ from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
 from ...kernels.threads import elementwise, map_rows
 from ...kernels.torch_sum import whole_sum
+from ...kernels.vml import c_log, c_log1p
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error, complex_kernel_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
@@ -859,11 +860,15 @@ def _backward_of_sum(g: Tensor, local: Tensor, reduction: str, x: np.ndarray) ->
 
 
 def _binary_cross_entropy(p: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """Per-entry ``-w (y log p + (1 - y) log(1 - p))``, the logs clamped at -100, in ``p``'s dtype."""
+    """Per-entry ``w ((y - 1) log(1 - p) - y log p)``, the logs clamped at -100, in ``p``'s
+    dtype, as PyTorch's scalar loop: float32's logs are the C library's ``logf``/``log1pf``
+    with numba (NumPy's float32 ``log`` is another unit off in some 10% of the entries)."""
+    one, floor = p.dtype.type(1), p.dtype.type(-100)
+    logs = (c_log(p), c_log1p(-p)) if p.dtype == np.float32 else (None, None)
     with np.errstate(divide="ignore"):
-        logp = np.maximum(np.log(p), -100)
-        log1mp = np.maximum(np.log1p(-p), -100)
-    loss = -(y * logp + (1 - y) * log1mp)
+        logp = np.maximum(np.log(p) if logs[0] is None else logs[0], floor)
+        log1mp = np.maximum(np.log1p(-p) if logs[1] is None else logs[1], floor)
+    loss = (y - one) * log1mp - y * logp
     return (loss if w is None else loss * w).astype(p.dtype, copy=False)
 
 
