@@ -10,7 +10,9 @@ the class-index losses (from a softmax recomputed in the graph under
 derivatives are right throughout.
 
 A class-index loss over a batch of ``(N, C)`` entries is added up in PyTorch's cascade
-order (``kernels/cascade_sum.py``), so its mean or sum has PyTorch's bits. float16 and
+order (``kernels/cascade_sum.py``), so its mean or sum has PyTorch's bits; over
+``(N, C, d1, ...)`` the entries go through the same cascade in ``(N, d1, ...)`` order, as
+PyTorch's ``nll_loss2d`` walks them. float16 and
 bfloat16 ``cross_entropy`` is PyTorch's composition, ``nll_loss(log_softmax(x))``, each
 computed in the 16-bit type as PyTorch's kernels round it.
 
@@ -209,7 +211,7 @@ def _nll_node(ndim: int) -> str:
 def _batch_mean_or_sum(
     per_entry: np.ndarray, w_t: np.ndarray, valid: np.ndarray, weighted: bool, reduction: str
 ) -> tuple:
-    """``(loss, divisor)`` of a class-index loss over a batch of ``(N, C)`` entries, added
+    """``(loss, divisor)`` of a class-index loss over a flat batch of entries, added
     as PyTorch's ``nll_loss`` adds them (``kernels/cascade_sum.py``), so the loss has its
     bits; the divisor (``'mean'``) is the targets' summed weights, their count unweighted."""
     dtype = per_entry.dtype
@@ -220,11 +222,6 @@ def _batch_mean_or_sum(
         return np.asarray(total, dtype), divisor
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # all ignored: nan
         return np.asarray(np.asarray(total, dtype) / np.asarray(divisor, dtype)), divisor
-
-
-def _summed(a: np.ndarray) -> np.generic:
-    """The sum of ``a`` in its dtype; float16/bfloat16 added in float32 and rounded once."""
-    return a.sum(dtype=np.float32).astype(a.dtype) if is_low(a.dtype) else a.sum()
 
 
 #: the sum over the classes of probability targets' loss: over all entries when reduced
@@ -284,8 +281,9 @@ class CrossEntropyFunction(Function):
             per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
         # probability targets: PyTorch negates the whole sum (-0.0 where every term is 0)
         total = (lambda: -(-per_entry).sum()) if pick is None else per_entry.sum
-        if coef is None and x.ndim == 2 and reduction != "none":
-            out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
+        if coef is None and reduction != "none":  # (N, C, d1, ...): in (N, d1, ...) order
+            flat = [a.reshape(-1) for a in (per_entry, w_t, valid)]
+            out, denom = _batch_mean_or_sum(*flat, weight is not None, reduction)
         elif reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as PyTorch
                 out = np.asarray(total() / x.dtype.type(denom))
@@ -375,14 +373,9 @@ class NllLoss(Function):
         w_t = _pick_weights(weight, tt, valid, x.dtype)
         per_entry = _nll_terms(x, pick, w_t, valid)
         denom = None
-        if x.ndim == 2 and reduction != "none":
-            out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
-        elif reduction == "mean":
-            denom = _summed(w_t)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.asarray(_summed(per_entry) / denom)
-        elif reduction == "sum":
-            out = np.asarray(_summed(per_entry))
+        if reduction != "none":  # (N, C, d1, ...): PyTorch's nll_loss2d adds in (N, d1, ...) order
+            flat = [a.reshape(-1) for a in (per_entry, w_t, valid)]
+            out, denom = _batch_mean_or_sum(*flat, weight is not None, reduction)
         else:
             out = per_entry[0] + x.dtype.type(0) if unbatched else per_entry  # (PyTorch sums one entry)
         ctx.shape, ctx.pick, ctx.w_t, ctx.denom, ctx.valid = x.shape, pick, w_t, denom, valid
