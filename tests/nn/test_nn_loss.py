@@ -8,6 +8,7 @@ from parity_helpers import both, check
 import disttorch as dt
 from disttorch import nn
 from disttorch.autograd import gradcheck
+from disttorch.kernels.vec_exp import compiled_exp
 from disttorch.nn import functional as F
 
 
@@ -603,10 +604,14 @@ def _bce_logits_gradient(lib, dtype_name, reduction):
 @pytest.mark.parametrize("dtype_name", ["float32", "bfloat16"])
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 def test_bce_with_logits_gradient_bits_as_pytorch(torch, dtype_name, reduction):
-    """PyTorch's order, each step rounded to the dtype: ``(sigmoid(x) - y) * grad * weight / n``."""
-    np.testing.assert_array_equal(
-        _bce_logits_gradient(dt, dtype_name, reduction), _bce_logits_gradient(torch, dtype_name, reduction)
-    )
+    """PyTorch's order, each step rounded to the dtype: ``(sigmoid(x) - y) * grad * weight / n``
+    (without numba float32's sigmoid takes NumPy's ``exp``, not PyTorch's SLEEF one: a few
+    ulps of the sigmoid apart, which ``sigmoid(x) - y`` may cancel down to)."""
+    got, want = (_bce_logits_gradient(lib, dtype_name, reduction) for lib in (dt, torch))
+    if dtype_name == "float32" and not compiled_exp():
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * np.abs(want).max())
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 def test_class_targets_are_long_or_byte():
