@@ -614,6 +614,27 @@ def test_bce_with_logits_gradient_bits_as_pytorch(torch, dtype_name, reduction):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["float32", "float16"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_bce_input_gradient_bits_as_pytorch(torch, dtype_name, reduction):
+    """``binary_cross_entropy``'s input gradient in PyTorch's order: ``grad * (p - y) /
+    max((1 - p) p, eps)``, then times the weight, then over n (the weight first gave another
+    last bit in a third of the entries)."""
+    gen = np.random.default_rng(5)
+    p, y, w, g = gen.random((4, 2000), dtype=np.float32)
+    grads = []
+    for lib in (dt, torch):
+        d = getattr(lib, dtype_name)
+        x = lib.from_numpy(p).to(d).requires_grad_()
+        loss = lib.nn.functional.binary_cross_entropy(
+            x, lib.from_numpy(y).to(d), lib.from_numpy(w).to(d), reduction=reduction
+        )
+        loss.backward(lib.from_numpy(g).to(d) if reduction == "none" else None)
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(*grads)
+
+
 def test_class_targets_are_long_or_byte():
     x = dt.randn(2, 3)
     for fn in (F.cross_entropy, F.nll_loss):

@@ -889,8 +889,8 @@ def _kl_div(x: np.ndarray, t: np.ndarray, log_target: bool) -> np.ndarray:
 
 class BinaryCrossEntropy(Function):
     """``-w (y log p + (1 - y) log(1 - p))`` with the logs clamped at -100, as PyTorch.
-    Backward (tensor ops, differentiable again): ``dp = w (p - y) / max(p (1 - p), 1e-12)``,
-    ``dy = w (log(1 - p) - log p)``."""
+    Backward (tensor ops, differentiable again, in PyTorch's order): ``dp = g (p - y) /
+    max((1 - p) p, 1e-12) w / n``, ``dy = -logit(p) g w / n`` (``n`` for the mean)."""
 
     _raw = True
 
@@ -914,13 +914,17 @@ class BinaryCrossEntropy(Function):
     def backward(ctx, g):
         p, y = ctx._checked_saved()
         w = ctx.weight
-        local = (p - y) / (p * (1 - p)).clamp_min(1e-12)
-        gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, p._data)
+        n = _mean_scale(ctx.reduction, p._data)
+        # PyTorch's order: grad * (p - y) / max((1 - p) p, eps), times the weight, over n
+        gx = g * (p - y) / ((1 - p) * p).clamp_min(1e-12)
+        gx = gx * w if w is not None else gx
+        gx = gx / n if n != 1 else gx
         gy = None
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[1]:  # -logit(p) * grad, times the weight, over n
             with np.errstate(divide="ignore"):
-                gap = (1 - p).log().clamp_min(-100) - p.log().clamp_min(-100)
-            gy = _backward_of_sum(g, gap * w if w is not None else gap, ctx.reduction, p._data)
+                gy = -p.logit() * g
+            gy = gy * w if w is not None else gy
+            gy = gy / n if n != 1 else gy
         return gx, gy, None, None
 
 
