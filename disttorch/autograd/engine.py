@@ -207,7 +207,9 @@ def add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:
                 arr = np.empty_like(var, dtype=arr.dtype, order="K")  # the leaf's layout (e.g. channels_last)
                 arr[...] = grad._data
             elif shared or arr.base is not None or not arr.flags.writeable:
-                arr = arr.copy()
+                arr = arr.copy(
+                    order="K" if is_dense(var) else "C"
+                )  # the leaf's strides: PyTorch's layout contract
             leaf._grad = Tensor._make(arr)
     elif create_graph or leaf._grad._rg:
         leaf._grad = leaf._grad + grad

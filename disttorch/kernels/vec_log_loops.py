@@ -23,7 +23,7 @@ from .jit_intrinsics import bits_to_float32, float32_bits
 from .jit_intrinsics import fma32 as _fma
 from .vec_expm1_loops import _add, _add2, _fms, _mul, _mul2
 
-__all__ = ["c_log1p", "c_pow", "log1p", "logf", "pow"]
+__all__ = ["c_log", "c_log1p", "c_pow", "log1p", "logf", "pow"]
 
 _F = np.float32
 #: the factor SLEEF takes ``getexp`` of ``1 + x`` (log1p) or ``|x|`` after (so the reduced
@@ -66,6 +66,13 @@ def log1p(x, out):  # pragma: no cover - compiled
     for j in range(x.size):  # (huge, inf: SLEEF's log there; here float64's, rounded once)
         if x[j] > _LOG1P_BOUND:
             out[j] = _F(math.log(np.float64(x[j])))
+
+
+@njit(contract=False)
+def c_log(x, out):  # pragma: no cover - compiled
+    """``out[j] = log(x[j])`` by the C library's ``logf`` (PyTorch's scalar loops')."""
+    for j in range(x.size):
+        out[j] = math.log(x[j])
 
 
 @njit(contract=False)

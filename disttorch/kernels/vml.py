@@ -33,6 +33,8 @@ import numpy as np
 from .jit import compiled
 
 __all__ = [
+    "c_log",
+    "c_log1p",
     "mkl_runtime",
     "rounded_cos",
     "rounded_log",
@@ -120,6 +122,19 @@ def sleef_log1p(x: np.ndarray) -> np.ndarray | None:
     vectorised map: a short tail too), or ``None`` without numba."""
     loops = compiled(_load_vec_log_loops)
     return None if loops is None else _dense_map(x, loops.log1p)
+
+
+def c_log(x: np.ndarray) -> np.ndarray | None:
+    """Float32 ``log(x)`` by the C library's ``logf`` (PyTorch's scalar loops': not always the
+    correctly rounded value), or ``None`` without numba."""
+    loops = compiled(_load_vec_log_loops)
+    return None if loops is None else _dense_map(x, loops.c_log)
+
+
+def c_log1p(x: np.ndarray) -> np.ndarray | None:
+    """Float32 ``log1p(x)`` by the C library's ``log1pf`` (as :func:`c_log`), or ``None``."""
+    loops = compiled(_load_vec_log_loops)
+    return None if loops is None else _dense_map(x, loops.c_log1p)
 
 
 def rounded_log(x: np.ndarray) -> np.ndarray | None:

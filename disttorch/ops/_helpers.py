@@ -124,11 +124,14 @@ def in_half(rt: np.dtype, x: Any, exact_scalar: bool = False) -> Any:
     """An operand of a binary op whose result is 16-bit float ``rt``, as PyTorch's kernel
     sees it: a number or an array of another dtype cast to ``rt`` (a Python float beside a
     bfloat16 tensor is rounded to bfloat16 first), except, with ``exact_scalar``, a number
-    or 0-d array, which stays as a float32 (``mul``/``div`` read it unrounded)."""
+    or an array of one element (which the kernel's iterator sees as a scalar), which stays
+    as a float32 (``mul``/``div`` read it unrounded)."""
     if isinstance(x, np.ndarray):
         if x.dtype == rt or x.dtype == np.bool_:
             return x
-        return np.float32(x) if exact_scalar and x.ndim == 0 else astype(x, rt)
+        if exact_scalar and x.size == 1:
+            return np.float32(x) if x.ndim == 0 else x.astype(np.float32)
+        return astype(x, rt)
     if isinstance(x, bool) or not isinstance(x, (int, float, np.number)):
         return x
     with np.errstate(over="ignore"):  # (a number beyond the dtype's range: inf, as PyTorch)

@@ -1147,9 +1147,10 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
             "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {scalar_type_name(dtype.numpy)}"
         )
-    cnt = Tensor._make((~np.isnan(input._data)).astype(input._data.dtype))
     s = nansum(input, dim, keepdim, dtype=dtype)
-    return (s / cnt.sum(dim, keepdim)).to(s.dtype)
+    # PyTorch divides by the int64 count: one count read unrounded, several cast to the dtype
+    counted = Tensor._make(~np.isnan(input._data)).sum(dim, keepdim)
+    return (s / (counted.to(s.dtype) if counted.numel() > 1 else counted)).to(s.dtype)
 
 
 @autocast_op("fp32")

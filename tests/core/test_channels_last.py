@@ -114,6 +114,18 @@ def test_gradients_of_leaves_keep_their_layout():
     assert strides[1] == strides[0]
 
 
+def test_a_gradient_copied_from_a_view_keeps_the_leafs_layout():
+    """A channels-last leaf's gradient that arrives as a view (of its permute's gradient)
+    is copied into ``.grad`` with the leaf's strides, as PyTorch's layout contract says;
+    a leaf that is not dense gets a contiguous one."""
+    z = dt.tensor(_x(2, 3, 4, 5).float()).to(memory_format=dt.channels_last).requires_grad_()
+    z.permute(0, 2, 3, 1).sum().backward()
+    assert z.grad.stride() == z.stride() == (60, 1, 15, 3)
+    w = dt.tensor(_x(4, 6).float())[:, ::2].detach().requires_grad_()
+    (w.t() * 1).t().sum().backward()
+    assert w.grad.is_contiguous()
+
+
 def test_conv_with_channels_last_weight_and_module_to():
     m = dt.nn.Sequential(dt.nn.Conv2d(3, 4, 3), dt.nn.BatchNorm2d(4), dt.nn.ReLU())
     ref = m(_x(2, 3, 8, 8).float()).detach().numpy()

@@ -181,6 +181,19 @@ def test_numbers_beside_16_bit_tensors_are_rounded_except_by_mul_and_div():
         np.testing.assert_array_equal(x.clone().add_(0.7).float().numpy(), (x + 0.7).float().numpy())
 
 
+def test_a_one_element_integer_tensor_is_read_unrounded_by_mul_and_div():
+    """PyTorch's ``mul``/``div`` kernels read a second operand of one element (its iterator's
+    scalar, whatever its dims) unrounded, as a number; several elements are cast to float16
+    first (2049 is not a float16 number). ``nanmean`` divides by its int64 counts so."""
+    x = dt.full((3,), 2048.0, dtype=dt.float16)
+    assert (x / dt.tensor([[2049]])).tolist() == [[0.99951171875] * 3]
+    assert (x / dt.tensor([2049] * 3)).tolist() == [1.0] * 3
+    assert (dt.full((3,), 1.0009765625, dtype=dt.float16) * dt.tensor([2049])).tolist() == [2052.0] * 3
+    ones = dt.cat([dt.ones(2049, dtype=dt.float16), dt.full((3,), float("nan"), dtype=dt.float16)])
+    assert dt.nanmean(ones).item() == dt.nanmean(ones[None], 1).item() == 0.99951171875
+    assert dt.nanmean(dt.stack([ones, ones]), 1).tolist() == [1.0, 1.0]
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("low", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name", sorted(SCALAR_OPS))

@@ -10,7 +10,9 @@ the class-index losses (from a softmax recomputed in the graph under
 derivatives are right throughout.
 
 A class-index loss over a batch of ``(N, C)`` entries is added up in PyTorch's cascade
-order (``kernels/cascade_sum.py``), so its mean or sum has PyTorch's bits. float16 and
+order (``kernels/cascade_sum.py``), so its mean or sum has PyTorch's bits; over
+``(N, C, d1, ...)`` the entries go through the same cascade in ``(N, d1, ...)`` order, as
+PyTorch's ``nll_loss2d`` walks them. float16 and
 bfloat16 ``cross_entropy`` is PyTorch's composition, ``nll_loss(log_softmax(x))``, each
 computed in the 16-bit type as PyTorch's kernels round it.
 
@@ -40,6 +42,7 @@ from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
 from ...kernels.threads import elementwise, map_rows
 from ...kernels.torch_sum import whole_sum
+from ...kernels.vml import c_log, c_log1p
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error, complex_kernel_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
@@ -208,7 +211,7 @@ def _nll_node(ndim: int) -> str:
 def _batch_mean_or_sum(
     per_entry: np.ndarray, w_t: np.ndarray, valid: np.ndarray, weighted: bool, reduction: str
 ) -> tuple:
-    """``(loss, divisor)`` of a class-index loss over a batch of ``(N, C)`` entries, added
+    """``(loss, divisor)`` of a class-index loss over a flat batch of entries, added
     as PyTorch's ``nll_loss`` adds them (``kernels/cascade_sum.py``), so the loss has its
     bits; the divisor (``'mean'``) is the targets' summed weights, their count unweighted."""
     dtype = per_entry.dtype
@@ -219,11 +222,6 @@ def _batch_mean_or_sum(
         return np.asarray(total, dtype), divisor
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # all ignored: nan
         return np.asarray(np.asarray(total, dtype) / np.asarray(divisor, dtype)), divisor
-
-
-def _summed(a: np.ndarray) -> np.generic:
-    """The sum of ``a`` in its dtype; float16/bfloat16 added in float32 and rounded once."""
-    return a.sum(dtype=np.float32).astype(a.dtype) if is_low(a.dtype) else a.sum()
 
 
 #: the sum over the classes of probability targets' loss: over all entries when reduced
@@ -283,8 +281,9 @@ class CrossEntropyFunction(Function):
             per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
         # probability targets: PyTorch negates the whole sum (-0.0 where every term is 0)
         total = (lambda: -(-per_entry).sum()) if pick is None else per_entry.sum
-        if coef is None and x.ndim == 2 and reduction != "none":
-            out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
+        if coef is None and reduction != "none":  # (N, C, d1, ...): in (N, d1, ...) order
+            flat = [a.reshape(-1) for a in (per_entry, w_t, valid)]
+            out, denom = _batch_mean_or_sum(*flat, weight is not None, reduction)
         elif reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as PyTorch
                 out = np.asarray(total() / x.dtype.type(denom))
@@ -374,14 +373,9 @@ class NllLoss(Function):
         w_t = _pick_weights(weight, tt, valid, x.dtype)
         per_entry = _nll_terms(x, pick, w_t, valid)
         denom = None
-        if x.ndim == 2 and reduction != "none":
-            out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
-        elif reduction == "mean":
-            denom = _summed(w_t)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.asarray(_summed(per_entry) / denom)
-        elif reduction == "sum":
-            out = np.asarray(_summed(per_entry))
+        if reduction != "none":  # (N, C, d1, ...): PyTorch's nll_loss2d adds in (N, d1, ...) order
+            flat = [a.reshape(-1) for a in (per_entry, w_t, valid)]
+            out, denom = _batch_mean_or_sum(*flat, weight is not None, reduction)
         else:
             out = per_entry[0] + x.dtype.type(0) if unbatched else per_entry  # (PyTorch sums one entry)
         ctx.shape, ctx.pick, ctx.w_t, ctx.denom, ctx.valid = x.shape, pick, w_t, denom, valid
@@ -859,11 +853,15 @@ def _backward_of_sum(g: Tensor, local: Tensor, reduction: str, x: np.ndarray) ->
 
 
 def _binary_cross_entropy(p: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """Per-entry ``-w (y log p + (1 - y) log(1 - p))``, the logs clamped at -100, in ``p``'s dtype."""
+    """Per-entry ``w ((y - 1) log(1 - p) - y log p)``, the logs clamped at -100, in ``p``'s
+    dtype, as PyTorch's scalar loop: float32's logs are the C library's ``logf``/``log1pf``
+    with numba (NumPy's float32 ``log`` is another unit off in some 10% of the entries)."""
+    one, floor = p.dtype.type(1), p.dtype.type(-100)
+    logs = (c_log(p), c_log1p(-p)) if p.dtype == np.float32 else (None, None)
     with np.errstate(divide="ignore"):
-        logp = np.maximum(np.log(p), -100)
-        log1mp = np.maximum(np.log1p(-p), -100)
-    loss = -(y * logp + (1 - y) * log1mp)
+        logp = np.maximum(np.log(p) if logs[0] is None else logs[0], floor)
+        log1mp = np.maximum(np.log1p(-p) if logs[1] is None else logs[1], floor)
+    loss = (y - one) * log1mp - y * logp
     return (loss if w is None else loss * w).astype(p.dtype, copy=False)
 
 
@@ -891,8 +889,8 @@ def _kl_div(x: np.ndarray, t: np.ndarray, log_target: bool) -> np.ndarray:
 
 class BinaryCrossEntropy(Function):
     """``-w (y log p + (1 - y) log(1 - p))`` with the logs clamped at -100, as PyTorch.
-    Backward (tensor ops, differentiable again): ``dp = w (p - y) / max(p (1 - p), 1e-12)``,
-    ``dy = w (log(1 - p) - log p)``."""
+    Backward (tensor ops, differentiable again, in PyTorch's order): ``dp = g (p - y) /
+    max((1 - p) p, 1e-12) w / n``, ``dy = -logit(p) g w / n`` (``n`` for the mean)."""
 
     _raw = True
 
@@ -916,13 +914,17 @@ class BinaryCrossEntropy(Function):
     def backward(ctx, g):
         p, y = ctx._checked_saved()
         w = ctx.weight
-        local = (p - y) / (p * (1 - p)).clamp_min(1e-12)
-        gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, p._data)
+        n = _mean_scale(ctx.reduction, p._data)
+        # PyTorch's order: grad * (p - y) / max((1 - p) p, eps), times the weight, over n
+        gx = g * (p - y) / ((1 - p) * p).clamp_min(1e-12)
+        gx = gx * w if w is not None else gx
+        gx = gx / n if n != 1 else gx
         gy = None
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[1]:  # -logit(p) * grad, times the weight, over n
             with np.errstate(divide="ignore"):
-                gap = (1 - p).log().clamp_min(-100) - p.log().clamp_min(-100)
-            gy = _backward_of_sum(g, gap * w if w is not None else gap, ctx.reduction, p._data)
+                gy = -p.logit() * g
+            gy = gy * w if w is not None else gy
+            gy = gy / n if n != 1 else gy
         return gx, gy, None, None
 
 
