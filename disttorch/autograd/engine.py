@@ -201,15 +201,14 @@ def add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:
         if create_graph:
             leaf._grad = grad
         else:
-            arr = grad._data
-            var = leaf._data
-            if not var.flags.c_contiguous and arr.strides != var.strides and is_dense(var):
-                arr = np.empty_like(var, dtype=arr.dtype, order="K")  # the leaf's layout (e.g. channels_last)
-                arr[...] = grad._data
-            elif shared or arr.base is not None or not arr.flags.writeable:
-                arr = arr.copy(
-                    order="K" if is_dense(var) else "C"
-                )  # the leaf's strides: PyTorch's layout contract
+            arr, var = grad._data, leaf._data
+            other_layout = not var.flags.c_contiguous and arr.strides != var.strides and is_dense(var)
+            if other_layout or shared or arr.base is not None or not arr.flags.writeable:
+                if is_dense(var):  # a copy in the leaf's layout (e.g. channels_last): PyTorch's contract
+                    arr = np.empty_like(var, dtype=arr.dtype, order="K")
+                    arr[...] = grad._data
+                else:
+                    arr = arr.copy()
             leaf._grad = Tensor._make(arr)
     elif create_graph or leaf._grad._rg:
         leaf._grad = leaf._grad + grad

@@ -124,6 +124,9 @@ def test_a_gradient_copied_from_a_view_keeps_the_leafs_layout():
     w = dt.tensor(_x(4, 6).float())[:, ::2].detach().requires_grad_()
     (w.t() * 1).t().sum().backward()
     assert w.grad.is_contiguous()
+    c = dt.tensor(_x(3, 4).float()).requires_grad_()  # a contiguous leaf, its gradient transposed
+    (c.t() * dt.ones(4, 3)).sum().backward()
+    assert c.grad.stride() == (4, 1)
 
 
 def test_conv_with_channels_last_weight_and_module_to():
