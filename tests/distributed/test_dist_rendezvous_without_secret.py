@@ -86,7 +86,7 @@ def _finish(procs: list[subprocess.Popen], timeout: float) -> list[tuple[int, st
 
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("transport", ["ipc", "tcp"])
-@pytest.mark.parametrize("world", [2, 3, 4])
+@pytest.mark.parametrize("world", [2, 3])  # one joiner, and several joiners racing
 def test_env_rendezvous_without_a_secret(world, transport):
     results = _finish(_start(world, "env", transport, [None] * world), timeout=120)
     expected = [float(world * (world + 1) // 2)] * 4
