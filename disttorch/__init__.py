@@ -315,6 +315,7 @@ _LAZY = (
     "quasirandom",
     "_C",
     "_utils",
+    "_tensor_str",
     "__config__",
     "storage",
     "_dynamo",
