@@ -371,6 +371,10 @@ def __getattr__(name: str):
     first use, so ``import disttorch`` stays quick for every rank a launcher starts."""
     import importlib
 
+    if name == "torch":  # ``torch.torch is torch`` in PyTorch (transformers' UVDoc annotates with it)
+        import sys
+
+        return sys.modules[__name__]
     if name in _DEPRECATED_FLAGS:
         import warnings
 
