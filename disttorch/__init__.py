@@ -70,6 +70,7 @@ _LAZY = (
     "quasirandom",
     "_C",
     "_utils",
+    "_tensor_str",
     "__config__",
     "storage",
     "_dynamo",
@@ -155,6 +156,8 @@ def __getattr__(name: str):
     ``optim``, ``utils``, ``distributed``, ...) are imported on first use."""
     if name in _STDLIB_ONLY or (name.startswith("__") and name != "__all__" and name not in _LAZY):
         raise AttributeError(f"module '{_public_name.package_name()}' has no attribute '{name}'")
+    if name == "torch":  # ``torch.torch is torch`` in PyTorch (transformers' UVDoc annotates with it)
+        return _sys.modules[__name__]
     facade = _load_facade()
     if name in vars(facade):  # a name asked for while the facade runs (or just loaded)
         return vars(facade)[name]

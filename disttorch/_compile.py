@@ -85,12 +85,25 @@ class _State(threading.local):
     one set on a thread holds on every thread)."""
 
     depth = 0  # compiled calls running on this thread (0 inside a disabled function)
+    exporting = False  # a torch.export capture runs on this thread
     stance: tuple[str, bool, Any] = ("default", False, None)  # (a class attribute: shared)
     #: while an outermost compiled call runs: id -> (view, source, remake) of the views it made
     views: dict[int, tuple] | None = None
 
 
 _state = _State()
+
+
+@contextmanager
+def _export_region() -> Iterator[None]:
+    """Run a ``torch.export`` capture: ``is_exporting()`` and ``is_compiling()`` are True
+    inside, as for PyTorch's (non-strict) export tracing the forward."""
+    before = _state.depth, _state.exporting
+    _state.depth, _state.exporting = before[0] + 1, True
+    try:
+        yield
+    finally:
+        _state.depth, _state.exporting = before
 
 
 @contextmanager

@@ -183,14 +183,16 @@ def with_suffixes(text: str, suffixes: list, indent: int) -> str:
     return _with_suffixes(text, suffixes, indent)
 
 
-def tensor_repr(t) -> str:
-    """The ``repr`` of a tensor in PyTorch's form."""
+def tensor_repr(t, contents: str | None = None) -> str:
+    """The ``repr`` of a tensor in PyTorch's form; ``contents``, when given, stands in for its
+    bracketed elements (a tensor subclass's own, e.g. PyG's ``HashTensor`` by key)."""
     arr = t._data
     kind = type(t)
     own = is_disttorch_class(kind)
     prefix = "tensor(" if own else f"{kind.__name__}("  # a user's subclass shows its name
     indent = len(prefix)
     suffixes = []
+    body = contents
     if type(arr) is MetaArray:  # no data to show
         body = "..."
         suffixes += ["device='meta'", f"size={tuple(arr.shape)}"]
@@ -198,7 +200,7 @@ def tensor_repr(t) -> str:
         body = "[]"
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")
-    else:
+    elif contents is None:
         summarize = arr.size > _opts["threshold"]
         fmt = _formatter(_summarized(arr) if summarize else arr)
         body = _body(arr, indent, summarize, fmt)
@@ -212,7 +214,7 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
-    text = _with_suffixes(prefix + body, suffixes, indent)
+    text = _with_suffixes(prefix + (body if contents is None else contents), suffixes, indent)
     if not own and getattr(t, "__dict__", {}).get("_is_param"):  # a subclass made a Parameter
         return f"Parameter({text})"
     return text

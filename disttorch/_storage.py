@@ -45,10 +45,40 @@ class UntypedStorage:
 
     @classmethod
     def from_buffer(
-        cls, buffer: Any, byte_order: str = "native", count: int = -1, offset: int = 0, *, dtype: Any = None
+        cls,
+        buffer: Any,
+        byte_order: str | None = None,
+        count: int = -1,
+        offset: int = 0,
+        *,
+        dtype: Any = None,
     ) -> UntypedStorage:
-        """A storage holding a copy of ``buffer``'s bytes."""
-        return cls(np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset).copy())
+        """A storage holding a copy of ``count`` elements of ``dtype`` (all when -1) read from
+        ``buffer`` at byte ``offset``, in ``byte_order`` ("native", "little" or "big": needed
+        for elements other than bytes), stored in this machine's byte order."""
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        if byte_order is None and dtype not in (_dtype.uint8, _dtype.int8):
+            raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+        orders = {"native": "=", "little": "<", "big": ">", None: "="}
+        if byte_order not in orders:
+            raise ValueError(f"invalid byte_order {byte_order!r} (expected 'big', 'little', or 'native')")
+        raw = memoryview(buffer).cast("B")
+        if not 0 <= offset <= raw.nbytes:
+            raise ValueError(
+                f"offset must be non-negative and no greater than buffer length ({raw.nbytes}), got {offset}"
+            )
+        kind = np.dtype(dtype.numpy).newbyteorder(orders[byte_order])
+        if count < 0 and (raw.nbytes - offset) % kind.itemsize:
+            raise ValueError(
+                f"buffer size ({raw.nbytes - offset}) must be a multiple of element size ({kind.itemsize})"
+            )
+        if count >= 0 and count * kind.itemsize > raw.nbytes - offset:
+            raise ValueError(
+                f"buffer has only {raw.nbytes - offset} bytes after offset {offset}, but specified a size of {count}"
+            )
+        elements = np.frombuffer(raw, dtype=kind, count=count, offset=offset)
+        return cls(elements.astype(kind.newbyteorder("=")).view(np.uint8).copy())
 
     @classmethod
     def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
@@ -233,6 +263,31 @@ class TypedStorage:
                 device=device,
             )
         self._untyped_storage = wrap_storage
+
+    @classmethod
+    def _from_buffer(cls, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> TypedStorage:
+        """``from_buffer`` without the deprecation warning (``torch.ByteStorage._from_buffer``)."""
+        if cls is TypedStorage:
+            dtype = _dtype.get_default_dtype() if dtype is None else dtype
+            if device is not None and str(device) != "cpu":
+                raise RuntimeError(f"TypedStorage.from_buffer: Not available for device {device}")
+        else:  # a legacy class: its own dtype
+            for name, given in (("dtype", dtype if len(args) < 5 else args[4]), ("device", device)):
+                if given is not None:
+                    raise RuntimeError(
+                        f"from_buffer: '{name}' can only be specified in "
+                        "UntypedStorage.from_buffer and TypedStorage.from_buffer"
+                    )
+            dtype = cls._dtype
+        untyped = UntypedStorage.from_buffer(*args, dtype=dtype, **kwargs)
+        return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
+
+    @classmethod
+    def from_buffer(cls, *args: Any, **kwargs: Any) -> TypedStorage:
+        """A storage of ``buffer``'s elements (``UntypedStorage.from_buffer``'s arguments; a
+        legacy class such as ``torch.FloatStorage`` reads its own dtype)."""
+        _warn_typed_storage()
+        return cls._from_buffer(*args, **kwargs)
 
     def _itemsize(self) -> int:
         return int(np.dtype(self.dtype.numpy).itemsize)

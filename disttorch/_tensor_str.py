@@ -1,11 +1,12 @@
 """``torch._tensor_str``: the printing options and pieces of a tensor's repr that libraries
-reuse for reprs of their own tensor types (PyG's ``EdgeIndex``, its OFF writer)."""
+reuse for reprs of their own tensor types (PyG's ``EdgeIndex`` and ``HashTensor``, its OFF
+writer)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._repr import _opts, array_body, set_printoptions, with_suffixes
+from ._repr import _opts, array_body, set_printoptions, tensor_repr, with_suffixes
 
 __all__ = ["PRINT_OPTS", "set_printoptions"]
 
@@ -38,3 +39,9 @@ def _add_suffixes(tensor_str: str, suffixes: list[str], indent: int, force_newli
     if force_newline and suffixes:
         return tensor_str + "".join(",\n" + " " * indent + s for s in suffixes) + ")"
     return with_suffixes(tensor_str, suffixes, indent)
+
+
+def _str_intern(inp: Any, *, tensor_contents: str | None = None) -> str:
+    """The repr of tensor ``inp`` (named by its class when a subclass), with ``tensor_contents``
+    in place of its bracketed elements when given."""
+    return tensor_repr(inp, tensor_contents)

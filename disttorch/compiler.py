@@ -5,7 +5,8 @@ names carry PyTorch's ``_orig_mod.`` prefix, and a checkpoint saved from it load
 PyTorch's would) and calls it; a compiled function is a wrapper that calls the function. While
 a compiled call runs, ``is_compiling()`` is True, as it is for the code PyTorch traces (a
 ``disable``d function called from there sees False, and so does everything under the
-``"force_eager"`` stance of ``set_stance``). The first call of a compiled function that no
+``"force_eager"`` stance of ``set_stance``); while ``torch.export`` captures a forward,
+``is_exporting()`` is True as well. The first call of a compiled function that no
 earlier call's guards would take counts as a compile (``torch._dynamo.utils.counters``, see
 ``_compile_cache``), which ``reset()`` forgets. The markers return what they mark."""
 
@@ -38,6 +39,7 @@ __all__ = [
     "disable",
     "is_compiling",
     "is_dynamo_compiling",
+    "is_exporting",
     "list_backends",
     "reset",
     "set_stance",
@@ -441,6 +443,11 @@ def is_compiling() -> bool:
 def is_dynamo_compiling() -> bool:
     """As ``is_compiling()`` (TorchDynamo is the compiler that would be tracing)."""
     return _state.depth > 0
+
+
+def is_exporting() -> bool:
+    """True while ``torch.export`` captures a forward, else False."""
+    return _state.exporting
 
 
 def set_stance(

@@ -29,6 +29,7 @@ import os
 import warnings
 from typing import Any, BinaryIO
 
+from ._compile import _export_region
 from ._module_archive import EXPORTED_PROGRAM
 from ._module_archive import read as read_archive
 from ._module_archive import write as write_archive
@@ -176,7 +177,7 @@ def export(
         isinstance(d, Dim) or d in (Dim.AUTO, Dim.DYNAMIC) for d in _pytree.tree_leaves(dynamic_shapes)
     )
     tracer = ExampleTracer(examples, symbolic_sizes=dynamic)
-    with warnings.catch_warnings():  # (fx cannot check a default that is no number: a constant here)
+    with warnings.catch_warnings(), _export_region():  # (fx cannot check a default that is no number)
         warnings.filterwarnings("ignore", message="Was not able to add assertion")
         graph = tracer.trace(mod, concrete_args=left_out)
     _drop_inputs(graph, [f"{n}_1" for n in left_out])

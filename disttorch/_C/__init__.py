@@ -7,8 +7,8 @@ CPU), ``Generator``, the ``__torch_function__`` opt-out and ``_nn._parse_to`` (h
 ``Tensor.to`` reads its arguments), the distributed errors (``_DistStoreError`` & co,
 which are ``torch.distributed``'s ``DistStoreError`` & co), ``_LinAlgError`` (which is
 ``torch.linalg.LinAlgError``), ``_distributed_c10d`` (the C10d classes: process groups,
-stores, DDP's ``Reducer``) and ``PyTorchFileReader``/``PyTorchFileWriter`` (zip checkpoints
-record by record).
+stores, DDP's ``Reducer``), ``PyTorchFileReader``/``PyTorchFileWriter`` (zip checkpoints
+record by record) and TorchScript's IR types (``Graph``, ``Value``...: names for annotations).
 """
 
 from __future__ import annotations
@@ -29,14 +29,19 @@ from .._torch_function import has_torch_function as _has_torch_function
 from .._torch_function import has_torch_function_unary as _has_torch_function_unary
 from .._torch_function import has_torch_function_variadic as _has_torch_function_variadic
 from . import _nn
+from ._jit_ir import Block, Graph, Node, Value
 
 #: the metaclass of ``Tensor`` (PyTorch's is a C type; disttorch's Tensor is a plain class)
 _TensorMeta = type(Tensor)
 
 __all__ = [
+    "Block",
     "DisableTorchFunction",
     "DisableTorchFunctionSubclass",
     "Generator",
+    "Graph",
+    "Node",
+    "Value",
     "_TensorMeta",
     "_disabled_torch_dispatch_impl",
     "_disabled_torch_function_impl",

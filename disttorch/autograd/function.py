@@ -773,7 +773,10 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
         return o
     if arr.dtype.kind not in "fVc":
         return Tensor._make(arr)  # integer and bool results never require grad
-    return Tensor._make(arr, node, i)
+    t = Tensor._make(arr, node, i)
+    if isinstance(o, Tensor):  # the tensor forward made, as in PyTorch: changes it had count
+        t._version_box = o._version_box
+    return t
 
 
 _DIRTY_NOT_RETURNED = (

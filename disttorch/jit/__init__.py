@@ -24,6 +24,7 @@ from .._module_archive import SCRIPT_MODULE
 from .._module_archive import read as read_archive
 from ..nn.modules.module import Module
 from ._script_module import (
+    Attribute,
     RecursiveScriptModule,
     ScriptModule,
     TopLevelTracedModule,
@@ -33,6 +34,7 @@ from ._script_module import (
 )
 
 __all__ = [
+    "Attribute",
     "Final",
     "RecursiveScriptModule",
     "ScriptFunction",

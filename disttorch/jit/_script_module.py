@@ -14,7 +14,7 @@ writes an archive that :func:`disttorch.jit.load` reads back
 from __future__ import annotations
 
 import copy
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, NamedTuple
 
 from .._module_archive import SCRIPT_MODULE
 from .._module_archive import write as write_archive
@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 
 __all__ = [
+    "Attribute",
     "RecursiveScriptModule",
     "ScriptModule",
     "TopLevelTracedModule",
@@ -31,6 +32,15 @@ __all__ = [
     "script_view",
     "traced_output",
 ]
+
+
+class Attribute(NamedTuple):
+    """``torch.jit.Attribute(value, type)``: ``value`` declared as an attribute of ``type`` for
+    the TorchScript compiler. A ``ScriptModule`` stores ``value`` itself; elsewhere it is
+    this pair, as in PyTorch's eager mode."""
+
+    value: Any
+    type: Any
 
 
 class ScriptModule(Module):
@@ -44,6 +54,9 @@ class ScriptModule(Module):
     #: (``traced_output``: a named tuple as a tuple, a dict subclass such as transformers'
     #: ``ModelOutput`` as a dict); None for a module that was not traced
     _trace_strict: bool | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value.value if isinstance(value, Attribute) else value)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         out = super().forward(*args, **kwargs)

@@ -537,3 +537,39 @@ def test_a_quantised_weight_subclass_runs_a_linear_layer_and_copies():
 @pytest.mark.parity
 def test_a_quantised_weight_subclass_matches_pytorch(torch):
     assert _quantised_weight(dt) == _quantised_weight(torch)
+
+
+def _custom_reprs(lib) -> list:
+    """Reprs of a subclass that prints its own contents through ``torch._tensor_str`` (as PyG's
+    ``HashTensor`` does): ``_str_intern`` adds the class name, dtype and gradient suffixes."""
+
+    class Keyed(lib.Tensor):
+        def __repr__(self) -> str:
+            indent = len("Keyed(")
+            contents = lib._tensor_str._tensor_str(self.flip(0).as_subclass(lib.Tensor), indent)
+            return lib._tensor_str._str_intern(self, tensor_contents=contents)
+
+    reprs = [
+        repr(lib.arange(4.0).reshape(2, 2).as_subclass(Keyed)),
+        repr(lib.tensor([1, 2], dtype=lib.int32).as_subclass(Keyed)),
+        repr(lib.ones(2, dtype=lib.float64, requires_grad=True).as_subclass(Keyed)),
+        repr((lib.ones(2, requires_grad=True) * 2).as_subclass(Keyed)),
+        repr(lib.zeros(0, 2).as_subclass(Keyed)),
+        lib._tensor_str._str_intern(lib.tensor([1.5])),
+    ]
+    return [r.replace(f"{lib.__name__}.", "torch.") for r in reprs]
+
+
+def test_str_intern_prints_a_subclass_with_its_own_contents():
+    assert _custom_reprs(dt) == [
+        "Keyed([[2., 3.],\n       [0., 1.]])",
+        "Keyed([2, 1], dtype=torch.int32)",
+        "Keyed([1., 1.], dtype=torch.float64, grad_fn=<AliasBackward0>)",
+        "Keyed([2., 2.], grad_fn=<AliasBackward0>)",
+        "Keyed([], size=(0, 2))",
+        "tensor([1.5000])",
+    ]
+
+
+def test_str_intern_matches_pytorch(torch):
+    assert _custom_reprs(dt) == _custom_reprs(torch)

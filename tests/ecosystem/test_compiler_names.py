@@ -154,3 +154,34 @@ def test_top_level_script_types_and_emit_nvtx():
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         with emit_nvtx():
             pass
+
+
+def _jit_attributes(lib) -> list:
+    """``torch.jit.Attribute``: a (value, type) pair, which a ``ScriptModule`` stores as its value
+    (PyG's RGCNConv annotates with it)."""
+
+    class Scaled(lib.jit.ScriptModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen = lib.jit.Attribute([], list[int])
+            self.scale = lib.jit.Attribute(2.5, float)
+
+        @lib.jit.script_method
+        def forward(self, t):
+            return t * self.scale
+
+    m = Scaled()
+    pair = lib.jit.Attribute(3, int)
+    return [repr(pair), pair == (3, int), pair.value, m.seen, m.scale, m(lib.ones(1)).tolist()]
+
+
+def test_jit_attribute_declares_a_script_module_attribute():
+    assert _jit_attributes(dt) == ["Attribute(value=3, type=<class 'int'>)", True, 3, [], 2.5, [2.5]]
+
+
+def test_jit_attribute_as_pytorch(torch):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _jit_attributes(dt) == _jit_attributes(torch)

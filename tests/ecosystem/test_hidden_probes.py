@@ -11,7 +11,7 @@ accelerate's ``notebook_launcher`` (its ``torch.numa.binding`` import), Lightnin
 under DDP (``torch._C._distributed_c10d.Reducer``), accelerate's ``clip_grad_value_`` with no
 gradient (PyTorch raises), Opacus's adaptive clipping (``torch.normal`` with a 0-dim tensor std and
 ``size``), transformers' Longformer global attention (an in-place write through a view of an
-einsum's permuted result), PyG's ASAPooling (``index_select`` of a sparse COO matrix), TensorBoard's ``add_graph`` (its ``step1`` run metadata), ``torch.jit.trace`` of transformers models (a traced module's ``ModelOutput`` as a plain dict), Lightning's ``bf16-mixed`` training through ``LayerNorm`` (a bfloat16 input with float32 parameters: their gradients summed in a bfloat16 buffer, row by row), ``torch.export`` of transformers models (decorated
+einsum's permuted result), PyG's ASAPooling (``index_select`` of a sparse COO matrix), PyG's ``HashTensor`` repr (``torch._tensor_str._str_intern``), transformers' SEW-D (``torch._C.Graph``/``Value`` annotations at import, and its ``XSoftmax`` Function, which changes its output in place before saving it), TensorBoard's ``add_graph`` (its ``step1`` run metadata), ``torch.jit.trace`` of transformers models (a traced module's ``ModelOutput`` as a plain dict), Lightning's ``bf16-mixed`` training through ``LayerNorm`` (a bfloat16 input with float32 parameters: their gradients summed in a bfloat16 buffer, row by row), ``torch.export`` of transformers models (decorated
 forwards, sizes read by the forward, ``ModelOutput``)); others keep
 working usages working (Lightning's Tuner; Lightning's callbacks, loggers and loop limits;
 transformers' generate variants; accelerate's meta-device loading and offloading; Opacus's

@@ -28,6 +28,7 @@ PROBE = textwrap.dedent("""
         import torch
         print("version", torch.__version__, type(torch.__version__).__name__)
         print("torch.version", torch.version.__version__, torch.__version__ >= (2, 6))
+        print("torch.torch", torch.torch is torch, torch.torch.Tensor is torch.Tensor)
     else:
         import disttorch
         print("own", disttorch.__version__)
@@ -57,7 +58,12 @@ def test_alias_answers_the_pytorch_api_version_labelled_as_disttorch(tmp_path):
 
     want = f"{PYTORCH_API_VERSION}+disttorch.{disttorch.__version__}"
     out = _probe(tmp_path, "on").splitlines()
-    assert out == [f"metadata {want} torch", f"version {want} TorchVersion", f"torch.version {want} True"]
+    assert out == [
+        f"metadata {want} torch",
+        f"version {want} TorchVersion",
+        f"torch.version {want} True",
+        "torch.torch True True",
+    ]
 
 
 def test_without_the_alias_nothing_answers_for_torch(tmp_path):

@@ -220,3 +220,59 @@ def test_legacy_storage_classes():
 @pytest.mark.parity
 def test_legacy_storage_classes_as_pytorchs(torch):
     assert _legacy_answers(dt) == _legacy_answers(torch)
+
+
+def _from_buffer_answers(lib) -> list:
+    """Storages read from bytes: elements of a dtype in a byte order, a count from an offset,
+    the legacy classes' own dtype (``torch.ByteStorage._from_buffer``, as accelerate packs a
+    pickle), and the errors of a missing dtype or byte order, an odd size or a bad order."""
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out.append(
+            lib.UntypedStorage.from_buffer(b"\x00\x01\x02\x03", dtype=lib.int16, byte_order="big").tolist()
+        )
+        short = lib.ShortStorage.from_buffer(b"\x00\x01\x02\x03\x04\x05", "big", count=2, offset=2)
+        out += [type(short).__name__, str(short.dtype).rsplit(".", 1)[-1], short.tolist()]
+        out.append(lib.FloatStorage.from_buffer(b"\x00\x00\x80\x3f", "little").tolist())
+        out.append(lib.TypedStorage.from_buffer(b"\x00\x00\x80\x3f", "little").tolist())
+        byte = lib.ByteStorage._from_buffer(b"ab\x01")
+        out += [byte.tolist(), lib.ByteTensor(byte).tolist()]
+        for call in (
+            lambda: lib.UntypedStorage.from_buffer(b"\x00\x01"),
+            lambda: lib.ShortStorage.from_buffer(b"\x00\x01"),
+            lambda: lib.UntypedStorage.from_buffer(b"\x00\x01\x02", dtype=lib.int16, byte_order="little"),
+            lambda: lib.UntypedStorage.from_buffer(b"\x00\x01", dtype=lib.int16, byte_order="middle"),
+            lambda: lib.ByteStorage.from_buffer(b"ab", dtype=lib.uint8),
+        ):
+            try:
+                call()
+            except (RuntimeError, ValueError) as e:
+                out.append((type(e).__name__, str(e).split(" (")[0]))
+    return out
+
+
+def test_storages_from_buffers():
+    assert _from_buffer_answers(dt) == [
+        [1, 0, 3, 2],
+        "TypedStorage",
+        "int16",
+        [515, 1029],
+        [1.0],
+        [1.0],
+        [97, 98, 1],
+        [97, 98, 1],
+        ("RuntimeError", "argument 'dtype' cannot be None"),
+        ("RuntimeError", "function missing required argument 'byte_order'"),
+        ("ValueError", "buffer size"),
+        ("ValueError", "invalid byte_order 'middle'"),
+        (
+            "RuntimeError",
+            "from_buffer: 'dtype' can only be specified in UntypedStorage.from_buffer and TypedStorage.from_buffer",
+        ),
+    ]
+
+
+@pytest.mark.parity
+def test_storages_from_buffers_as_pytorch(torch):
+    assert _from_buffer_answers(dt) == _from_buffer_answers(torch)

@@ -63,3 +63,17 @@ def test_hub_hash_regex_reads_checkpoint_names():
 @pytest.mark.parity
 def test_hub_hash_regex_as_pytorch(torch):
     assert dt.hub.HASH_REGEX.pattern == torch.hub.HASH_REGEX.pattern
+
+
+def test_torchscript_ir_types_are_names_for_annotations():
+    def symbolic(g: dt._C.Graph, x: dt._C.Value) -> dt._C.Value:  # as ONNX symbolics annotate
+        return x
+
+    import inspect
+
+    hints = inspect.get_annotations(symbolic, eval_str=True)  # (what a module without
+    # ``from __future__ import annotations`` evaluates when it defines the function)
+    assert hints["g"] is dt._C.Graph and hints["return"] is dt._C.Value and isinstance(dt._C.Node, type)
+    assert not isinstance(dt.ones(1), (dt._C.Value, dt._C.Block))
+    with pytest.raises(RuntimeError, match="no TorchScript IR"):
+        dt._C.Graph()

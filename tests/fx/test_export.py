@@ -204,3 +204,28 @@ def test_a_dynamic_dimension_keeps_the_sizes_read_from_it_in_the_graph():
     assert fixed(dt.ones(2, 3, 4)).tolist() == [14.0, 14.0]  # specialised to the example's sizes
     with pytest.raises(AssertionError, match=r"Guard failed: x\.size\(\)\[0\] == 2"):
         fixed(dt.ones(5, 3, 4))
+
+
+def _export_flags(L) -> list:
+    """What a forward sees of ``is_exporting``/``is_compiling`` while ``torch.export`` captures
+    it, and what is seen after; the exported program's choice of branch."""
+    seen = []
+
+    class Branchy(L.nn.Module):
+        def forward(self, x):
+            if L.compiler.is_exporting():
+                seen.append(("export", L.compiler.is_compiling()))
+                return x * 2
+            return x + 1
+
+    x = L.ones(2)
+    ep = L.export.export(Branchy(), (x,))
+    return [seen[0], ep.module()(x).tolist(), L.compiler.is_exporting(), L.compiler.is_compiling()]
+
+
+def test_a_forward_knows_it_is_being_exported():
+    assert _export_flags(dt) == [("export", True), [2.0, 2.0], False, False]
+
+
+def test_export_flags_as_pytorch(torch):
+    assert _export_flags(dt) == _export_flags(torch)
