@@ -2,7 +2,8 @@
 
 usage: train_ddp.py OUT_DIR [--epochs E] [--every N] [--sleep S] [--hold-at K --hold-file PATH]
 
-Two ranks (any number works) train a tiny MLP with dropout on fixed random data, sharded by a
+Two ranks (any number works) train a tiny MLP with dropout on 32 fixed random samples (4 steps
+of batch 4 per epoch on 2 ranks: short, as every fault test runs it at least once), sharded by a
 ``DistributedSampler``, with SGD + momentum and a StepLR schedule. A ``Checkpointer`` in
 OUT_DIR/ckpt saves every N steps and is reloaded at start, so a run restarted by
 ``--max-restarts`` continues where the latest checkpoint left it. Leaves in OUT_DIR:
@@ -44,7 +45,7 @@ def train(out_dir: str, epochs: int, every: int, sleep: float, hold_at: int, hol
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    data = TensorDataset(torch.randn(64, 8, generator=g), torch.randint(0, 3, (64,), generator=g))
+    data = TensorDataset(torch.randn(32, 8, generator=g), torch.randint(0, 3, (32,), generator=g))
     sampler = DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=7)
     loader = DataLoader(data, batch_size=4, sampler=sampler)
     net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 3))

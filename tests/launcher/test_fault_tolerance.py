@@ -26,7 +26,7 @@ from disttorch.distributed.base import auth
 from launcher_scripts.harness import StderrClock, alive, assert_all_gone, launch, start, wait_for_files
 
 TRAIN = Path(__file__).resolve().parents[1] / "fault_scripts" / "train_ddp.py"
-STEPS = 16  # 2 epochs of 8 steps (64 samples, 2 ranks, batch 4)
+STEPS = 8  # 2 epochs of 4 steps (32 samples, 2 ranks, batch 4)
 KILL_STEPS = random.Random(2026).sample(range(2, STEPS), 2)  # a random step for each rank
 TALLY = {
     "faults injected": 0,
