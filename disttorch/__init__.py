@@ -22,7 +22,10 @@ from .kernels.jit import fork_waits as _fork_waits  # (standard library only)
 __version__ = "0.1.0"
 
 #: submodules that import only the standard library: importing them defines no tensor names
-_STDLIB_ONLY = frozenset({"launcher", "_public_name", "_faults", "_error_file", "_fd_limit", "_mp_temp_dir"})
+#: (``as_torch``: the alias and the script runner every launched rank starts with)
+_STDLIB_ONLY = frozenset(
+    {"launcher", "as_torch", "_public_name", "_faults", "_error_file", "_fd_limit", "_mp_temp_dir"}
+)
 
 _LAZY = (
     "nn",
@@ -154,7 +157,9 @@ def _load_facade() -> _ModuleType:
 def __getattr__(name: str):
     """The facade's names (loaded on first use, see the header); subpackages (``nn``,
     ``optim``, ``utils``, ``distributed``, ...) are imported on first use."""
-    if name in _STDLIB_ONLY or (name.startswith("__") and name != "__all__" and name not in _LAZY):
+    if (name in _STDLIB_ONLY and name not in _LAZY) or (
+        name.startswith("__") and name != "__all__" and name not in _LAZY
+    ):
         raise AttributeError(f"module '{_public_name.package_name()}' has no attribute '{name}'")
     if name == "torch":  # ``torch.torch is torch`` in PyTorch (transformers' UVDoc annotates with it)
         return _sys.modules[__name__]

@@ -26,12 +26,15 @@ def _run(code: str) -> str:
 
 
 @pytest.mark.timeout(150)
-def test_the_launcher_loads_no_numpy_and_no_tensor_module():
+def test_the_launcher_and_its_ranks_bootstrap_load_no_numpy_and_no_tensor_module():
+    """Every launched rank starts in ``bootstrap`` (with the alias's script runner): a program
+    that needs no tensors starts without them."""
     out = _run(
         """
         import sys
-        from disttorch.launcher import agent, cli, main, workers
+        from disttorch.launcher import agent, bootstrap, cli, main, workers
         from disttorch.launcher.cli import parse_args
+        import disttorch.as_torch
         loaded = sorted(m for m in sys.modules if m.startswith(("numpy", "disttorch._tensor", "disttorch._facade")))
         print(loaded)
         """
