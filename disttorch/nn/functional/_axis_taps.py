@@ -29,21 +29,24 @@ __all__ = ["AxisTaps", "AxisTapsAdjoint"]
 
 
 class AxisTaps(Function):
-    """``forward(x, axis, taps)`` with ``taps`` a list of ``(indices, weights or None)`` or
-    ``(indices, weights, fused)``, each of the output length along ``axis``; ``fused`` (bool)
-    marks the outputs that add this tap with one fused multiply-add."""
+    """``forward(x, axis, taps, forward_taps=None)`` with ``taps`` a list of ``(indices,
+    weights or None)`` or ``(indices, weights, fused)``, each of the output length along
+    ``axis``; ``fused`` (bool) marks the outputs that add this tap with one fused
+    multiply-add. ``forward_taps``, when given, are the same taps with the weights the
+    forward multiplies by (a 16-bit kernel's weights, rounded to its dtype), the backward
+    keeping ``taps``' exact ones."""
 
     _raw = True
 
     @staticmethod
-    def forward(ctx, x, axis, taps):
+    def forward(ctx, x, axis, taps, forward_taps=None):
         a = x._data
         ctx.axis, ctx.taps, ctx.size = axis, taps, a.shape[axis]
-        return _gather(a, axis, taps)
+        return _gather(a, axis, taps if forward_taps is None else forward_taps)
 
     @staticmethod
     def backward(ctx, grad):
-        return AxisTapsAdjoint.apply(grad, ctx.axis, ctx.taps, ctx.size), None, None
+        return AxisTapsAdjoint.apply(grad, ctx.axis, ctx.taps, ctx.size), None, None, None
 
 
 class AxisTapsAdjoint(Function):

@@ -71,14 +71,17 @@ def _is_int(n: Any) -> bool:
     return isinstance(n, (int, np.integer)) and not isinstance(n, bool)
 
 
-def _source(out: int, size: int, scale: float | None, align_corners: bool, cubic: bool) -> np.ndarray:
-    """Source coordinate of each output position for the linear/cubic modes."""
-    dst = np.arange(out, dtype=np.float64)
+def _source(
+    out: int, size: int, scale: float | None, align_corners: bool, cubic: bool, opmath: type = np.float64
+) -> np.ndarray:
+    """Source coordinate of each output position for the linear/cubic modes, computed in
+    ``opmath`` (float32 for 16-bit input, as PyTorch's kernels)."""
+    dst = np.arange(out, dtype=opmath)
     if align_corners:
-        return dst * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
-    ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
-    src = (dst + 0.5) * ratio - 0.5
-    return src if cubic else np.maximum(src, 0.0)
+        return dst * (opmath(size - 1) / opmath(out - 1)) if out > 1 else np.zeros(out, opmath)
+    ratio = opmath(1.0 / scale) if scale is not None and scale > 0 else opmath(size) / opmath(out)
+    src = (dst + opmath(0.5)) * ratio - opmath(0.5)
+    return src if cubic else np.maximum(src, opmath(0))
 
 
 def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list:
@@ -93,20 +96,32 @@ def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list:
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-def _axis_taps(size: int, out: int, mode: str, scale: float | None, align_corners: bool) -> list:
-    """``[(indices, weights or None), ...]`` resampling ``size`` positions to ``out``."""
+def _axis_taps(
+    size: int, out: int, mode: str, scale: float | None, align_corners: bool, opmath: type = np.float64
+) -> list:
+    """``[(indices, weights or None), ...]`` resampling ``size`` positions to ``out``, the
+    linear and cubic weights computed in ``opmath``."""
     if mode in ("nearest", "nearest-exact"):
         ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
         offset = 0.5 if mode == "nearest-exact" else 0.0
         return [(np.minimum(np.floor((np.arange(out) + offset) * ratio).astype(np.int64), size - 1), None)]
     cubic = mode == "bicubic"
-    src = _source(out, size, scale, align_corners, cubic)
+    src = _source(out, size, scale, align_corners, cubic, opmath)
     base = np.floor(src).astype(np.int64)
     t = src - base
     if cubic:
         return [(np.clip(base + k, 0, size - 1), w) for k, w in zip((-1, 0, 1, 2), _cubic_weights(t))]
     base = np.minimum(base, size - 1)
     return [(base, 1.0 - t), (np.minimum(base + 1, size - 1), t)]
+
+
+def _rounded_weights(taps: list, dtype: np.dtype) -> list:
+    """The linear or cubic ``taps`` with the weights a 16-bit kernel stores: each rounded
+    to ``dtype``, a linear pair's first one then ``1 - w1`` of the rounded second."""
+    weights = [w.astype(np.float32).astype(dtype).astype(np.float32) for _, w in taps]
+    if len(taps) == 2:
+        weights[0] = (np.float32(1) - weights[1]).astype(dtype).astype(np.float32)
+    return [(index, w) for (index, _), w in zip(taps, weights)]
 
 
 #: the name of PyTorch's upsampling kernel for each mode (its node: ``UpsampleBilinear2DBackward0``)
@@ -200,12 +215,17 @@ def interpolate(
     if not axes:
         return input.clone()
     # float16 and bfloat16 resample in float32 and round once, both ways, as PyTorch's
-    # kernels accumulate (its backward sums every tap of every dim before rounding)
-    low = is_low(input._data.dtype)
+    # kernels accumulate (its backward sums every tap of every dim before rounding); its
+    # forward multiplies by weights stored in the input's dtype and nests the dims, the
+    # last one innermost (bilinear's own kernel keeps float32 weights)
+    dtype = input._data.dtype
+    low = is_low(dtype)
     out = input.to(float32) if low else input
-    for i in axes:
-        taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners))
-        out = AxisTaps.apply(out, 2 + i, taps)
+    rounded = low and mode in ("linear", "bicubic", "trilinear")
+    opmath = np.float32 if rounded else np.float64
+    for i in reversed(axes) if rounded else axes:
+        taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners), opmath)
+        out = AxisTaps.apply(out, 2 + i, taps, _rounded_weights(taps, dtype) if rounded else None)
     out = out.to(input.dtype) if low else out
     return named_node(out, f"Upsample{_NODE_OF_MODE[mode]}{d}DBackward0")  # PyTorch's kernel's node
 
