@@ -20,9 +20,12 @@ MAX_LINE = 1 << 20  # a "line" longer than this is cut, so a rank without newlin
 
 
 class Console:
-    """A locked, flushed writer for one of the launcher's own streams (stdout or stderr)."""
+    """A locked, flushed writer for one of the launcher's own streams (stdout or stderr):
+    a binary stream, or the name of ``sys``'s stream, whose buffer is looked up at each write
+    (so a ``sys.stderr`` replaced after import, by pytest's capture or a program embedding the
+    launcher, is the one written)."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: BinaryIO | str) -> None:
         self._stream = stream
         self._lock = threading.Lock()
         self._broken = False
@@ -33,14 +36,15 @@ class Console:
             if self._broken:
                 return
             try:
-                self._stream.write(data)
-                self._stream.flush()
+                stream = getattr(sys, self._stream).buffer if isinstance(self._stream, str) else self._stream
+                stream.write(data)
+                stream.flush()
             except (OSError, ValueError):
                 self._broken = True  # keep draining the workers' pipes so they never block
 
 
-stdout = Console(sys.stdout.buffer)
-stderr = Console(sys.stderr.buffer)
+stdout = Console("stdout")
+stderr = Console("stderr")
 
 
 def say(message: str) -> None:

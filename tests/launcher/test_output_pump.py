@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import threading
 
 import pytest
@@ -38,3 +39,12 @@ def test_a_full_log_disk_is_reported_and_the_rank_goes_on(monkeypatch):
     err = said.getvalue().decode()
     assert err.count("[launcher] cannot write /dev/full: No space left on device") == 1, err
     assert "the rest is not logged (rank3 goes on)" in err
+
+
+def test_launcher_messages_go_to_the_sys_stderr_of_the_moment(monkeypatch):
+    """``say`` writes to ``sys.stderr`` as it is when it is called, not as it was when the
+    launcher was imported (a program that replaces it, or pytest's capture, sees them)."""
+    written = io.BytesIO()
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(written))
+    output.say("one\ntwo")
+    assert written.getvalue() == b"[launcher] one\n[launcher] two\n"

@@ -150,7 +150,7 @@ def test_masked_rejects_bad_masks():
     assert float(dt.masked.sum(dt.ones(2, 3))) == 6.0
 
 
-def test_hub_loads_local_repositories_and_cached_checkpoints(tmp_path):
+def test_hub_loads_local_repositories_and_cached_checkpoints(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "hubconf.py").write_text(
@@ -165,18 +165,15 @@ def test_hub_loads_local_repositories_and_cached_checkpoints(tmp_path):
         dt.hub.load("pytorch/vision", "resnet18")
     with pytest.raises(RuntimeError, match="Cannot find callable"):
         dt.hub.load(str(repo), "nope", source="local")
-    old = dt.hub.get_dir()
-    try:
-        dt.hub.set_dir(str(tmp_path / "hub"))
-        assert dt.hub.get_dir() == str(tmp_path / "hub")
-        with pytest.raises(RuntimeError, match="not cached"):
-            dt.hub.load_state_dict_from_url("https://example.com/w/tiny.pt")
-        (tmp_path / "hub" / "checkpoints").mkdir(parents=True)
-        dt.save(model.state_dict(), str(tmp_path / "hub" / "checkpoints" / "tiny.pt"))
-        state = dt.hub.load_state_dict_from_url("https://example.com/w/tiny.pt")
-        assert state["weight"].tolist() == model.weight.tolist()
-    finally:
-        dt.hub.set_dir(old)
+    monkeypatch.setattr(dt.hub, "_hub_dir", [None])  # set_dir's choice ends with the test
+    dt.hub.set_dir(str(tmp_path / "hub"))
+    assert dt.hub.get_dir() == str(tmp_path / "hub")
+    with pytest.raises(RuntimeError, match="not cached"):
+        dt.hub.load_state_dict_from_url("https://example.com/w/tiny.pt")
+    (tmp_path / "hub" / "checkpoints").mkdir(parents=True)
+    dt.save(model.state_dict(), str(tmp_path / "hub" / "checkpoints" / "tiny.pt"))
+    state = dt.hub.load_state_dict_from_url("https://example.com/w/tiny.pt")
+    assert state["weight"].tolist() == model.weight.tolist()
 
 
 def test_futures_then_collect_and_errors():
