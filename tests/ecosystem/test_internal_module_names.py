@@ -65,6 +65,17 @@ def test_legacy_profile_records_and_refuses_new_arguments():
         dt.autograd.profiler_legacy.profile(use_xpu=True)
 
 
+def test_cpu_build_answers_for_devices_it_lacks():
+    assert dt.cuda.random.manual_seed(0) is None and dt.cuda.random.get_rng_state_all() == []
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        dt.cuda.random.get_rng_state()
+    with pytest.raises(RuntimeError, match="without MPS backend"):
+        dt.backends.mps.is_macos_or_newer(14, 0)
+    with pytest.raises(RuntimeError, match="without MPS backend"):
+        dt.backends.mps.is_macos13_or_newer()
+    assert dt._C._get_privateuse1_backend_name() == "privateuseone"
+
+
 @pytest.mark.parity
 def test_names_as_pytorch(torch):
     import torch.autograd.profiler_legacy
@@ -76,6 +87,14 @@ def test_names_as_pytorch(torch):
     assert torch.fx._pytree.tree_flatten_spec(((), {"y": [5, Pair(6, 7)], "x": 8}), spec) == [8, 5, 6, 7]
     with pytest.raises(TypeError, match="use_xpu"):
         torch.autograd.profiler_legacy.profile(use_xpu=True)
+    assert (
+        torch.cuda.random.manual_seed(0) is None
+        and torch._C._get_privateuse1_backend_name() == "privateuseone"
+    )
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        torch.cuda.random.get_rng_state()
+    with pytest.raises(RuntimeError, match="without MPS backend"):
+        torch.backends.mps.is_macos_or_newer(14, 0)
     with pytest.raises(RuntimeError, match="different from expected spec"):
         torch.fx._pytree.tree_flatten_spec(
             OrderedDict(b=1), torch.utils._pytree.tree_flatten(OrderedDict(a=1))[1]
