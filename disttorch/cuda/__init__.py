@@ -294,5 +294,5 @@ def stream(stream: Any) -> Iterator[None]:
     yield
 
 
-# last: it takes the functions defined above
-from . import random  # noqa: E402
+# last: random takes the functions defined above
+from . import nvtx, random  # noqa: E402

@@ -74,6 +74,21 @@ def test_cpu_build_answers_for_devices_it_lacks():
     with pytest.raises(RuntimeError, match="without MPS backend"):
         dt.backends.mps.is_macos13_or_newer()
     assert dt._C._get_privateuse1_backend_name() == "privateuseone"
+    _nvtx_refuses(dt)
+
+
+def _nvtx_refuses(lib):
+    for call in (
+        lambda: lib.cuda.nvtx.range_push("a"),
+        lib.cuda.nvtx.range_pop,
+        lambda: lib.cuda.nvtx.mark("a"),
+    ):
+        with pytest.raises(RuntimeError, match="NVTX functions not installed"):
+            call()
+    with pytest.raises(RuntimeError, match="NVTX functions not installed"), lib.cuda.nvtx.range("step {}", 1):
+        pass
+    with pytest.raises(AttributeError, match="rangeStartA"):
+        lib.cuda.nvtx.range_start("a")
 
 
 @pytest.mark.parity
@@ -95,6 +110,7 @@ def test_names_as_pytorch(torch):
         torch.cuda.random.get_rng_state()
     with pytest.raises(RuntimeError, match="without MPS backend"):
         torch.backends.mps.is_macos_or_newer(14, 0)
+    _nvtx_refuses(torch)
     with pytest.raises(RuntimeError, match="different from expected spec"):
         torch.fx._pytree.tree_flatten_spec(
             OrderedDict(b=1), torch.utils._pytree.tree_flatten(OrderedDict(a=1))[1]
