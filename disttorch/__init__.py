@@ -98,6 +98,7 @@ _LAZY_ATTRS = {
     "_standard_gamma": ("distributions.gamma", "_standard_gamma"),
     "_sample_dirichlet": ("distributions.dirichlet", "_sample_dirichlet"),
     "_segment_reduce": ("ops.segments", "_segment_reduce"),
+    "_grouped_mm": ("ops.grouped_mm", "_grouped_mm"),
     "_softmax_backward_data": ("ops.softmax", "_softmax_backward_data"),
     "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
     "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),

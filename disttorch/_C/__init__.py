@@ -46,6 +46,7 @@ __all__ = [
     "_disabled_torch_dispatch_impl",
     "_disabled_torch_function_impl",
     "_get_accelerator",
+    "_get_privateuse1_backend_name",
     "_get_default_device",
     "_has_torch_function",
     "_has_torch_function_unary",
@@ -63,6 +64,11 @@ def _log_api_usage_once(event: str) -> None:
 def _get_accelerator(check: bool = False) -> device:
     """The current accelerator: ``device('cpu')``, as on a build without GPUs."""
     return device("cpu")
+
+
+def _get_privateuse1_backend_name() -> str:
+    """The name of the out-of-tree device backend: ``'privateuseone'`` (none is registered)."""
+    return "privateuseone"
 
 
 def _get_default_device() -> str:

@@ -126,6 +126,10 @@ class GradScaler:
     def unscale_(self, optimizer: Any) -> None:
         """Divide ``optimizer``'s gradients by the scale (in place) and record whether any
         is inf/NaN. Call it before clipping gradients; ``step`` calls it if you did not."""
+        self._unscale(optimizer, allow_fp16=False)
+
+    def _unscale(self, optimizer: Any, allow_fp16: bool) -> None:
+        """``unscale_``; float16 gradients are refused unless ``allow_fp16``."""
         if not self._enabled:
             return
         self._check_started("unscale_")
@@ -143,7 +147,7 @@ class GradScaler:
                 g = p.grad
                 if g is None:
                     continue
-                if g.dtype is _dtype.float16:
+                if g.dtype is _dtype.float16 and not allow_fp16:
                     raise ValueError("Attempting to unscale FP16 gradients.")
                 arr = g._data
                 bad = not np.isfinite(arr.astype(np.float32, copy=False)).all()

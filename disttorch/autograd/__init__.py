@@ -17,6 +17,7 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``saved_fields.py``: ``grad_fn._saved_<name>``/``_raw_saved_<name>``, what a node saved by
   PyTorch's names, from the table beside each op's backward.
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
+- ``profiler_legacy.py``: ``profile`` with the legacy constructor (``torch.autograd.profiler_legacy``).
 """
 
 from __future__ import annotations
@@ -69,11 +70,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``autograd.profiler`` (and its ``_profiler_enabled``, ``_disable_profiler``) on first use
+    """``autograd.profiler``, ``autograd.profiler_legacy`` (and the former's
+    ``_profiler_enabled``, ``_disable_profiler``) on first use
     (PEP 562): it is needed only while profiling, so
     ``import disttorch`` does not pay for it."""
-    if name == "profiler":
-        return importlib.import_module(".profiler", __name__)
+    if name in ("profiler", "profiler_legacy"):
+        return importlib.import_module(f".{name}", __name__)
     if name in ("_profiler_enabled", "_disable_profiler"):
         return getattr(importlib.import_module(".profiler", __name__), name)
     raise AttributeError(f"module 'disttorch.autograd' has no attribute '{name}'")

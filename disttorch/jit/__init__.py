@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, TypeVar
 from .._module_archive import SCRIPT_MODULE
 from .._module_archive import read as read_archive
 from ..nn.modules.module import Module
+from . import _recursive  # noqa: F401 (torch.jit._recursive, reached as an attribute)
 from ._script_module import (
     Attribute,
     RecursiveScriptModule,

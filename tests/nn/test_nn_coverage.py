@@ -20,7 +20,6 @@ EXCLUDED: dict[str, str] = {
     # GPU-only low-precision matrix products
     "F.scaled_mm": "float8 scaled matrix product: a CUDA kernel with no CPU meaning",
     "F.scaled_grouped_mm": "float8 grouped matrix product: CUDA only",
-    "F.grouped_mm": "grouped matrix product for MoE on CUDA (torch raises on CPU tensors)",
     "F.ScalingType": "enum of the float8 scaled_mm recipes (scaled_mm is out)",
     "F.SwizzleType": "enum of the float8 scaled_mm layouts (scaled_mm is out)",
     # documentation strings and TorchScript/override plumbing

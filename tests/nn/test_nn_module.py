@@ -560,3 +560,29 @@ def test_module_dicts_are_plain_dicts_as_pytorchs(torch):
         return [repr(seq._modules), repr(seq[1]._parameters), repr(seq[2]._buffers), repr(mods._modules)]
 
     assert shown(dt) == shown(torch)
+
+
+def _call_impl_cases(lib):
+    """(``__call__`` is ``_wrapped_call_impl``, the direct ``_call_impl`` with a hook, an
+    override of ``_call_impl`` seeing the call)."""
+    seen = []
+
+    class Logged(lib.nn.Identity):
+        def _call_impl(self, *args, **kwargs):
+            seen.append(len(args))
+            return super()._call_impl(*args, **kwargs)
+
+    m = lib.nn.Identity()
+    m.register_forward_hook(lambda mod, inp, out: out * 2)
+    direct = m._call_impl(lib.ones(1)).tolist()
+    Logged()(lib.ones(1))
+    return lib.nn.Module.__call__ is lib.nn.Module._wrapped_call_impl, direct, seen
+
+
+def test_call_goes_through_call_impl():
+    assert _call_impl_cases(dt) == (True, [2.0], [1])
+
+
+@pytest.mark.parity
+def test_call_impl_as_pytorch(torch):
+    assert _call_impl_cases(torch) == _call_impl_cases(dt)

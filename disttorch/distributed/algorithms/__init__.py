@@ -16,12 +16,14 @@ One module per family, each explaining its steps and costs in its docstring:
       algorithms.all_reduce(ch, buf, np.add)             # automatic choice
       algorithms.ring.all_reduce(ch, buf, np.add)        # a given algorithm
 
+* ``join`` - ``Join``, ``Joinable``, ``JoinHook``: training with uneven inputs across ranks.
 * ``channel`` - the :class:`Channel` protocol, the in-memory :class:`ThreadChannel` (whose
   ranks can share a board, as if on hosts) and :class:`SubChannel`.
 """
 
 from . import channel, deterministic, hierarchical, pairwise, ring, select, shm, star, tree
 from .channel import Channel, SubChannel, ThreadChannel, ThreadWorld, run_threads
+from .join import Join, Joinable, JoinHook
 from .select import (
     all_gather,
     all_reduce,
@@ -38,6 +40,9 @@ from .select import (
 
 __all__ = [
     "Channel",
+    "Join",
+    "JoinHook",
+    "Joinable",
     "ThreadChannel",
     "ThreadWorld",
     "SubChannel",

@@ -1,5 +1,5 @@
-"""Affine maps: ``linear`` (one fused Function: a single matrix product plus the bias)
-and ``bilinear``."""
+"""Affine maps: ``linear`` (one fused Function: a single matrix product plus the bias),
+``bilinear`` and ``grouped_mm``."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from ...autograd.saved_fields import operand_fields, saved
 from ...kernels.reductions import column_sum
 from ...kernels.threads import matmul as blas_matmul
 from ...kernels.threads import matmuls
+from ...ops.grouped_mm import _grouped_mm
 from ...ops.linalg import check_addmm_dtypes
 from ...ops.sparse_base import SparseBase
 
-__all__ = ["linear", "bilinear"]
+__all__ = ["linear", "bilinear", "grouped_mm"]
 
 
 def _rows(a: Any) -> Any:
@@ -222,3 +223,15 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     mixed = input1.matmul(weight.permute(1, 0, 2).reshape(in1, out_f * in2))
     out = (mixed.reshape(*input1.shape[:-1], out_f, in2) * input2.unsqueeze(-2)).sum(-1)
     return out + bias if bias is not None else out
+
+
+def grouped_mm(
+    mat_a: Tensor,
+    mat_b: Tensor,
+    *,
+    offs: Tensor | None = None,
+    bias: Tensor | None = None,
+    out_dtype: Any = None,
+) -> Tensor:
+    """One matrix product per group of rows or columns cut by ``offs`` (``torch._grouped_mm``)."""
+    return _grouped_mm(mat_a, mat_b, offs=offs, bias=bias, out_dtype=out_dtype)

@@ -928,7 +928,14 @@ class Module(StateDictHooks):
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _wrapped_call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """What calling the module runs (``__call__``): ``_call_impl``, which a subclass may override."""
+        return self._call_impl(*args, **kwargs)
+
+    __call__ = _wrapped_call_impl
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """``forward`` with the module's and the global hooks around it."""
         if not (
             self._forward_pre_hooks
             or self._forward_hooks
