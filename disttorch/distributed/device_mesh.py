@@ -251,8 +251,15 @@ def mesh_from_state(state: tuple[list, tuple[str, ...] | None], *, lazy: bool = 
     (collectively) or, with ``lazy``, on first use (so a pickle loads without a process group)."""
     ranks, names = np.asarray(state[0], dtype=np.int64), state[1]
     if groups.is_initialized():
+        # groups of this job only (not of a process group destroyed since)
+        live = {id(g) for g in groups._state.groups.values()} | {id(groups.GroupMember.WORLD)}
         for mesh in list(_live_meshes.values()):
-            if mesh._groups and mesh.mesh_dim_names == names and np.array_equal(mesh._ranks, ranks):
+            if (
+                mesh._groups
+                and all(id(g) in live for g in mesh._groups)
+                and mesh.mesh_dim_names == names
+                and np.array_equal(mesh._ranks, ranks)
+            ):
                 return mesh
     if lazy:
         return DeviceMesh("cpu", ranks, mesh_dim_names=names, _init_backend=False)

@@ -144,3 +144,26 @@ def test_pickling_a_dtensor_is_as_in_pytorch(torch, saved):
         run_ranks(_load_worker, 1, args=(lib, f"{directory}/{lib}-weight1.pt"), timeout=60) for lib in LIBS
     ]
     assert loads[0] == loads[1]
+
+
+def _reinit_worker(rank: int, world: int) -> bool:
+    """A DTensor pickled in one process group and loaded after it was destroyed and another
+    made: its mesh is made anew (the old mesh's groups are gone) and works."""
+    import pickle
+
+    import disttorch as torch
+    from disttorch.distributed.tensor import Shard, distribute_tensor, init_device_mesh
+
+    torch.distributed.init_process_group()
+    d = distribute_tensor(torch.arange(6.0), init_device_mesh("cpu", (2,)), [Shard(0)])
+    data = pickle.dumps(d)
+    torch.distributed.destroy_process_group()
+    torch.distributed.init_process_group()
+    loaded = pickle.loads(data)
+    whole = loaded.full_tensor().tolist()
+    torch.distributed.destroy_process_group()
+    return loaded.device_mesh is not d.device_mesh and whole == list(range(6))
+
+
+def test_a_dtensor_loaded_in_a_new_process_group_gets_a_new_mesh():
+    assert run_ranks(_reinit_worker, 2, timeout=60) == [True, True]
