@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,7 @@ class DeviceMesh:
                     f"exactly once, got {ranks.tolist()}"
                 )
             self._groups = [_group_along(ranks, dim) for dim in range(ranks.ndim)]
+        _live_meshes[id(self)] = self
 
     # ------------------------------------------------------------------ shape
     @property
@@ -128,7 +130,13 @@ class DeviceMesh:
 
     def get_group(self, mesh_dim: int | str | None = None) -> Any:
         """The process group of this rank along ``mesh_dim`` (may be omitted for a 1-D mesh)."""
+        if not self._groups:  # unpickled before its job's groups existed: made now, collectively
+            self._groups = mesh_from_state(self._state())._groups
         return self._groups[self._dim(mesh_dim)]
+
+    def _state(self) -> tuple[list, tuple[str, ...] | None]:
+        """What a pickle keeps of the mesh: its ranks and names (its groups do not pickle)."""
+        return self._ranks.tolist(), self.mesh_dim_names
 
     def get_all_groups(self) -> list[Any]:
         """This rank's group along every dimension, in dimension order."""
@@ -151,6 +159,7 @@ class DeviceMesh:
         ranks = np.transpose(self._ranks[index], [kept.index(d) for d in dims])
         sub = DeviceMesh(self.device_type, ranks, mesh_dim_names=wanted, _init_backend=False)
         sub._groups = [self._groups[d] for d in dims]
+        _live_meshes[id(sub)] = sub
         sub._root_mesh = self._root_mesh or self
         return sub
 
@@ -178,6 +187,7 @@ class DeviceMesh:
         mine = lines[np.nonzero((lines == groups.get_rank()).any(axis=1))[0][0]]
         flat = DeviceMesh(self.device_type, mine, mesh_dim_names=(name,), _init_backend=False)
         flat._groups, flat._root_mesh = [group], root
+        _live_meshes[id(flat)] = flat
         root._flattened[name] = flat
         return flat
 
@@ -191,6 +201,7 @@ class DeviceMesh:
         if out.ndim != 1:
             raise ValueError("DeviceMesh.from_group makes a 1-D mesh from one group")
         out._groups = [group]
+        _live_meshes[id(out)] = out
         return out
 
     # ------------------------------------------------------------------ identity
@@ -229,6 +240,30 @@ class DeviceMesh:
 
     def __hash__(self) -> int:
         return hash((self._ranks.tobytes(), self._ranks.shape, self.mesh_dim_names))
+
+
+_live_meshes: weakref.WeakValueDictionary[int, DeviceMesh] = weakref.WeakValueDictionary()
+
+
+def mesh_from_state(state: tuple[list, tuple[str, ...] | None], *, lazy: bool = False) -> DeviceMesh:
+    """The mesh of ``DeviceMesh._state()``, made again: a live mesh of this job with those
+    ranks and names when there is one (no collective), else a new one, its groups made now
+    (collectively) or, with ``lazy``, on first use (so a pickle loads without a process group)."""
+    ranks, names = np.asarray(state[0], dtype=np.int64), state[1]
+    if groups.is_initialized():
+        # groups of this job only (not of a process group destroyed since)
+        live = {id(g) for g in groups._state.groups.values()} | {id(groups.GroupMember.WORLD)}
+        for mesh in list(_live_meshes.values()):
+            if (
+                mesh._groups
+                and all(id(g) in live for g in mesh._groups)
+                and mesh.mesh_dim_names == names
+                and np.array_equal(mesh._ranks, ranks)
+            ):
+                return mesh
+    if lazy:
+        return DeviceMesh("cpu", ranks, mesh_dim_names=names, _init_backend=False)
+    return DeviceMesh("cpu", ranks, mesh_dim_names=names)
 
 
 def _group_along(ranks: np.ndarray, dim: int) -> Any:

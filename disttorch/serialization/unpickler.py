@@ -425,10 +425,31 @@ def is_allowed_global(full: str) -> bool:
     return full in _BUILTIN or _user_safe_lookup(full) is not None
 
 
+_DTENSOR_GLOBALS = {
+    f"torch.distributed.tensor.{name}"
+    for name in (
+        "_api._rebuild_dtensor",
+        "DTensor",
+        "placement_types.Partial",
+        "placement_types.Replicate",
+        "placement_types.Shard",
+        "placement_types._StridedShard",
+    )
+} | {"torch.distributed.device_mesh.DeviceMesh"}
+
+
 def weights_only_failure(full: str) -> str:
     """PyTorch's message for a ``weights_only`` load that met the global ``full``, which is
     neither on its allow-list nor allowed by the user (bold escapes included)."""
     torch = package_name()
+    if full in _DTENSOR_GLOBALS:  # not imported yet (else allowed), as PyTorch words it
+        return (
+            f"Weights only load failed. ``{torch}.distributed.tensor`` must be imported to load DTensors\n In "
+            "PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from "
+            "`False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely "
+            "succeed, but it can result in arbitrary code execution. Do it only if you got the file from "
+            "a trusted source.\n"
+        )
     return (
         "Weights only load failed. This file can still be loaded, to do so you have two options, "
         "\x1b[1mdo those steps only if you trust the source of the checkpoint\x1b[0m. \n\t(1) In "
@@ -487,6 +508,8 @@ class _Resolving:
         if user is not None:
             return user
         if self.weights_only:
+            if full in _DTENSOR_GLOBALS and "disttorch.distributed.tensor" in sys.modules:
+                return resolve(module, name)  # allowed once the package is imported, as in PyTorch
             mapped = "disttorch" + module[5:] if module == "torch" or module.startswith("torch.") else module
             if mapped.split(".")[0] == "disttorch" or mapped in sys.modules:
                 try:
@@ -512,6 +535,8 @@ def _allowed_types(extra: dict) -> tuple:
     found = [e[0] if isinstance(e, tuple) else e for e in _user_safe]
     found += [v for v in (*_BUILTIN.values(), *extra.values()) if isinstance(v, type)]
     found.append(Size)  # its global is _size, which checks the items
+    if "disttorch.distributed.tensor" in sys.modules:  # a DTensor's placements
+        found += [resolve(*full.rsplit(".", 1)) for full in _DTENSOR_GLOBALS]
     return tuple(t for t in found if isinstance(t, type))
 
 

@@ -103,6 +103,8 @@ class _Pickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor) -> tuple:
         kind = type(t)
+        if getattr(kind, "_saves_itself", False):  # a layout of its own to keep (a DTensor)
+            return t.__reduce_ex__(2)
         if kind is not Tensor and not is_disttorch_class(kind):
             # a user's subclass: its values, then its type and attributes (PyTorch's way)
             rebuild, args = self._reduce_plain(Tensor._make(t._data), t.requires_grad)

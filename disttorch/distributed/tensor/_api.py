@@ -29,7 +29,7 @@ from ...autograd.engine import add_to_grad
 from ...autograd.function import Function, dispatch_disabled, register_function_dispatch
 from .. import collectives, groups
 from ..comm_record import counted_as
-from ..device_mesh import DeviceMesh, init_device_mesh
+from ..device_mesh import DeviceMesh, init_device_mesh, mesh_from_state
 from ..reduce_ops import ReduceOp
 from ._dispatch import dispatch
 from ._partial_grad import PartialGrad, with_partial
@@ -132,6 +132,15 @@ def _piece_from_hook(grad: Tensor, mesh: DeviceMesh, placements: tuple, shape: t
     return PartialGrad.of(piece, mesh, summed) if summed else piece
 
 
+def _rebuild_dtensor(local: Tensor, spec: tuple, requires_grad: bool) -> "DTensor":
+    """A pickled DTensor (``DTensor.__reduce_ex__``): ``local`` laid out as ``spec`` says."""
+    state, placements, global_shape, global_stride = spec
+    out = DTensor._wrap(local._data, mesh_from_state(state, lazy=True), placements, global_shape)
+    out._global_stride = global_stride
+    out._rg = requires_grad
+    return out
+
+
 class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
     """A tensor whose memory is this rank's piece of a whole laid out over ``device_mesh``;
     its shape, strides and size are the whole's.
@@ -173,6 +182,23 @@ class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
         self._global_shape = tuple(int(s) for s in global_shape)
         self._mesh = mesh
         self._placements = normalize_placements(mesh, placements, len(self._global_shape))
+
+    # ------------------------------------------------------------------ pickling, copying
+    _saves_itself = True  # torch.save writes it as __reduce_ex__ says, not as its local piece
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        """As PyTorch pickles one: the local piece, the mesh (its ranks and names: a live mesh
+        of the loading job is reused, else one is made, its groups on first use), the
+        placements, the whole's shape and strides, and ``requires_grad``."""
+        local = Tensor._make(self._data)
+        spec = (self._mesh._state(), self._placements, self._global_shape, self._global_stride)
+        return (_rebuild_dtensor, (local, spec, self._rg and self.grad_fn is None))
+
+    def __deepcopy__(self, memo: dict) -> "DTensor":
+        """A copy of the local piece with the same layout, on the same mesh (its groups are
+        the job's, not copied)."""
+        memo.setdefault(id(self._mesh), self._mesh)
+        return super().__deepcopy__(memo)
 
     @property
     def device_mesh(self) -> DeviceMesh:

@@ -82,7 +82,7 @@ class ShardedTensor:
             state["_saved_by"] = (get_rank(), get_world_size())
         if self._layout is not None:
             mesh, placements = self._layout
-            state["_layout"] = ((mesh.mesh.tolist(), mesh.mesh_dim_names), placements)
+            state["_layout"] = (mesh._state(), placements)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -117,9 +117,9 @@ class ShardedTensor:
         """The layout's mesh (made again, collectively, after unpickling) and placements."""
         mesh, placements = self._layout
         if isinstance(mesh, tuple):  # ranks and names from __getstate__
-            from ...device_mesh import DeviceMesh
+            from ...device_mesh import mesh_from_state
 
-            mesh = DeviceMesh("cpu", mesh[0], mesh_dim_names=mesh[1])
+            mesh = mesh_from_state(mesh)
             self._layout = (mesh, placements)
         return mesh, placements
 

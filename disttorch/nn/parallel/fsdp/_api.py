@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from ....distributed import groups
 from ....distributed.device_mesh import DeviceMesh, init_device_mesh
@@ -168,9 +168,17 @@ def _fsdp_class(cls: type, keep_name: bool = False) -> type:
     key = (cls, keep_name)
     if key not in _classes:
         name = cls.__name__ if keep_name else f"FSDP{cls.__name__}"
-        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__ if keep_name else name}
+        attrs: dict = {"__module__": cls.__module__, "__qualname__": cls.__qualname__ if keep_name else name}
+        if not keep_name:
+            attrs["__deepcopy__"] = _unimplemented_deepcopy
         _classes[key] = type(name, (FSDPModule, cls), attrs)
     return _classes[key]
+
+
+def _unimplemented_deepcopy(*args: Any, **kwargs: Any) -> NoReturn:
+    """A sharded module's ``copy.deepcopy``: refused, as PyTorch refuses it (its parameters
+    are shards whose layout and collectives belong to the module it was applied to)."""
+    raise AssertionError("FSDP does not support deepcopy. Please use state dict for serialization.")
 
 
 def _keep_class_name(module: FSDPModule) -> None:
