@@ -14,6 +14,7 @@ the same order as ever, while a program that needs only the standard-library mod
 
 import importlib as _importlib
 import sys as _sys
+from importlib.util import spec_from_loader as _spec_from_loader
 from types import ModuleType as _ModuleType
 
 from . import _public_name
@@ -125,12 +126,33 @@ _DEPRECATED_FLAGS = {
 
 class _FacadeFirst:
     """On ``sys.meta_path`` until the facade has loaded: the first import of a submodule
-    outside :data:`_STDLIB_ONLY` loads the facade first (finds nothing itself)."""
+    outside :data:`_STDLIB_ONLY` loads the facade first, and finds nothing itself, unless
+    the facade imported the very submodule asked for."""
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+    def find_spec(self, name: str, path: object = None, target: object = None):
         parts = name.split(".")
         if parts[0] == __name__ and len(parts) > 1 and parts[1] not in _STDLIB_ONLY:
             _load_facade()
+            if name in _sys.modules:  # the machinery looked there before asking: it would run the file again
+                return _Loaded(_sys.modules[name]).spec
+        return None
+
+
+class _Loaded:
+    """The loader of a submodule that is loaded already: hands it back as it is. The machinery
+    takes a loaded module's own ``__spec__`` over a finder's, so the module wears this loader's
+    spec until :meth:`exec_module` gives its own back."""
+
+    def __init__(self, module: _ModuleType) -> None:
+        self.module, self.own_spec = module, module.__spec__
+        self.spec = _spec_from_loader(module.__name__, self)
+        module.__spec__ = self.spec
+
+    def create_module(self, spec: object) -> _ModuleType:
+        return self.module
+
+    def exec_module(self, module: _ModuleType) -> None:
+        module.__spec__ = self.own_spec
 
 
 _FACADE_FIRST = _FacadeFirst()

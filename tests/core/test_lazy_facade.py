@@ -73,6 +73,28 @@ def test_the_names_load_on_first_use_and_before_any_tensor_module():
 
 
 @pytest.mark.timeout(150)
+@pytest.mark.parametrize(
+    "first", ["from disttorch._tensor import Tensor", "from disttorch.kernels import threads"]
+)
+def test_a_module_the_names_load_imported_first_runs_once(first):
+    """The first submodule asked for may be one the facade itself imports: it is the same
+    module afterwards (it ran twice: a second ``Tensor`` class, a second thread budget)."""
+    out = _run(
+        f"""
+        import disttorch
+        {first}
+        from disttorch._tensor import Tensor
+        from disttorch.kernels import threads
+        disttorch.set_num_threads(1)
+        print(type(disttorch.ones(2)) is Tensor, threads.get_num_threads())
+        import disttorch._tensor as module
+        print(type(module.__spec__.loader).__name__, module.__spec__.origin.endswith("_tensor.py"))
+        """
+    )
+    assert out.split() == ["True", "1", "SourceFileLoader", "True"]
+
+
+@pytest.mark.timeout(150)
 def test_a_fork_while_another_thread_loads_the_names_waits_for_them():
     """A child forked in the middle would inherit the import lock held by a thread it does not
     have, and hang at its first ``disttorch.<name>``."""
