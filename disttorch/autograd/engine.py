@@ -31,7 +31,16 @@ from .._torch_function import dispatch_args
 from ..utils import trace
 from . import autocast_state as _autocast
 from . import grad_mode, grad_reads, grad_sink, saved_hooks
-from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, _node_call, gradient_edge
+from .function import (
+    _FREED_MSG,
+    AccumulateGrad,
+    Function,
+    GradientEdge,
+    Node,
+    _node_call,
+    forward_rule_grads,
+    gradient_edge,
+)
 
 __all__ = [
     "BACKWARD_CALLERS",
@@ -439,7 +448,9 @@ def _call_backward(node: Function, grads: list) -> tuple:
     """Call ``node.backward`` with materialised output gradients; check the result's arity."""
     if node.materialize_grads and any(g is None for g in grads):
         grads = [g if g is not None else _zeros_for(node, i) for i, g in enumerate(grads)]
-    if node._packed is None:
+    if grad_mode.forward_ad_rules[0] and not node._raw and not node._jvp_from_backward:
+        out = forward_rule_grads(node, grads)
+    elif node._packed is None:
         out = node.backward(node, *grads)
     else:
         if node._freed:

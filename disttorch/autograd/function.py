@@ -18,7 +18,7 @@ import itertools
 import threading
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,6 +38,8 @@ from .saved_fields import modified_inplace_message
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "ShownNode", "named_node", "once_differentiable"]
 
 _seq = itertools.count()
+
+_NO_JVP = "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
 
 # Tensor subclasses that stand for more than one array (MaskedTensor: data and mask;
 # NestedTensor: constituents) take over every Function applied to them: their module
@@ -213,9 +215,7 @@ class FunctionCtx:
             )
 
     def save_for_forward(self, *tensors: Any) -> None:
-        """Keep tensors for ``jvp``, which reads them as ``saved_tensors``. (disttorch takes the
-        forward-mode derivative of a Function that has a backward from that backward, so only
-        a Function with ``jvp`` alone reads them.)"""
+        """Keep tensors for ``jvp``, which reads them as ``saved_tensors`` (forward-mode AD)."""
         versions = ()
         if self._records:
             versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
@@ -295,6 +295,9 @@ class Function(FunctionCtx, Node):
     # (``F.batch_norm(input, running_mean, running_var, weight, bias)``): the order a compiled
     # graph takes them in (see ``compiler._input_edges``)
     _call_order: tuple = ()
+    # A Python Function of disttorch's own whose backward is written in tensor ops, so that
+    # forward-mode AD differentiates it (a user's Function answers forward mode with its jvp)
+    _jvp_from_backward = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """A user's ``MyFunction()`` (``apply`` makes its nodes without calling this)."""
@@ -359,9 +362,7 @@ class Function(FunctionCtx, Node):
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         """Forward-mode rule a subclass may define: output tangents from input tangents."""
-        raise NotImplementedError(
-            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
-        )
+        raise NotImplementedError(_NO_JVP)
 
     def name(self) -> str:
         """The node's name, as ``grad_fn=<...>`` prints it: PyTorch's name for the same op
@@ -526,6 +527,16 @@ def _user_forward(cls: type, ctx: Any, args: tuple) -> Any:
     out = cls.forward(*args)
     cls.setup_context(ctx, args, out)
     return out
+
+
+def forward_rule_grads(node: Function, grads: Sequence[Any]) -> Any:
+    """What a Python Function's node answers in forward-mode AD's linearisation (see
+    ``grad_mode.forward_ad_rules``), for the all-zero output gradients that pass feeds in:
+    zero input gradients whose derivative is the Function's ``jvp``. A Function without
+    ``jvp`` raises PyTorch's ``NotImplementedError``."""
+    if type(node).jvp is Function.jvp:
+        raise NotImplementedError(_NO_JVP)
+    return _JvpOnlyGrads.apply(node, *grads)
 
 
 class _JvpOnlyGrads(Function):

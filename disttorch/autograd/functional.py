@@ -48,7 +48,7 @@ def jacobian_blocks(
     double-backward trick) one per input element."""
     blocks: list[list[Tensor | None]] = [[None] * len(inputs) for _ in outputs]
     if forward:
-        lin = Linearization(outputs, inputs)
+        lin = Linearization(outputs, inputs, forward_ad=True)
         for j, x in enumerate(inputs):
             if not lin.depends_on(j):
                 continue

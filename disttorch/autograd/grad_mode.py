@@ -45,6 +45,12 @@ forward_mode_pass = ThreadFlag(False)
 #: written in tensor ops, differentiable w.r.t. its inputs too (``autograd.fused_backward``)
 linearizing = ThreadFlag(False)
 
+#: per thread: that linearisation is forward-mode AD's own (dual tensors, ``torch.func.jvp``,
+#: ``jacfwd``), where a Python ``autograd.Function`` answers with its ``jvp`` (one without refuses),
+#: as PyTorch's forward rules; the double-backward trick of ``autograd.functional.jvp``/``hvp``
+#: differentiates its ``backward`` instead, as PyTorch's does
+forward_ad_rules = ThreadFlag(False)
+
 
 def recording() -> bool:
     """Asked inside a backward: is this backward itself being recorded (``create_graph=True``),
