@@ -58,7 +58,7 @@ class Linearization:
     def __init__(
         self, outputs: Sequence[Tensor], inputs: Sequence[Tensor], *, forward_ad: bool = False
     ) -> None:
-        self.n_out = len(outputs)
+        self.n_out, self.forward_ad = len(outputs), forward_ad
         self.idx = [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o._rg]
         self.probes: list[Tensor] = []
         self.vjps: tuple = (None,) * len(inputs)
@@ -100,7 +100,7 @@ class Linearization:
                     result[k] = zeros_like(probe).detach()
             return result
         outer = grad_mode.forward_mode_pass[0]
-        grad_mode.forward_mode_pass[0] = True
+        grad_mode.forward_mode_pass[0] = self.forward_ad
         try:
             with grad_mode.set_grad_enabled(create_graph):
                 jv = grad(

@@ -36,7 +36,8 @@ tensor_backwards = ThreadFlag(False)
 #: per thread: the backward pass running is forward-mode AD's (the double-backward trick, reading
 #: ``J t`` from a recorded vector-Jacobian product), where the derivative of a write at repeated
 #: positions is PyTorch's forward rule (the last value written wins) and not the transpose of its
-#: backward (which sums the repeats)
+#: backward (which sums the repeats); not so for ``autograd.functional.jvp``/``hvp``, whose
+#: double-backward trick is PyTorch's too
 forward_mode_pass = ThreadFlag(False)
 
 #: per thread: the recorded backward pass running builds forward-mode AD's linearisation, which is
