@@ -52,6 +52,11 @@ linearizing = ThreadFlag(False)
 #: differentiates its ``backward`` instead, as PyTorch's does
 forward_ad_rules = ThreadFlag(False)
 
+#: per thread: the batched backward pass running is ``autograd.grad(..., is_grads_batched=True)``'s
+#: (PyTorch's legacy vmap, where an op without a batching rule of its own runs once per entry:
+#: a fused kernel gives each entry the bits of its unbatched pass), not ``torch.func.vmap``'s
+grads_batched = ThreadFlag(False)
+
 
 def recording() -> bool:
     """Asked inside a backward: is this backward itself being recorded (``create_graph=True``),

@@ -32,10 +32,13 @@ def batched_grad(grad: Callable, outs: list, ins: list, gos: list, n: int, **opt
     """``grad(outs, ins, gos, **options)`` for cotangents ``gos`` whose first dim (of size ``n``)
     is a batch: the gradients of ``ins``, each with that batch dim in front."""
     level = push_level(n, "error")
+    outer = grad_mode.grads_batched[0]
+    grad_mode.grads_batched[0] = True
     try:
         with batched_pass(level):
             result = grad(outs, ins, [wrap(g, level) for g in gos], **options)
     finally:
+        grad_mode.grads_batched[0] = outer
         pop_level(level)
     return tuple(_unbatched(r, level) for r in result)
 
