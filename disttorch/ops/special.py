@@ -21,7 +21,7 @@ import numpy as np
 from .._dtype import arrays_result_type, from_numpy, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
-from ..autograd.grad_mode import recording
+from ..autograd.grad_mode import is_grad_enabled, recording
 from ..autograd.saved_fields import kept, saved
 from ..kernels import special as K
 from ._helpers import broadcast_error, complex_kernel_error
@@ -135,8 +135,12 @@ _FIELDS = {
 
 
 def _out(ctx, x: Tensor) -> Tensor:
-    """The saved output; when backward is itself recorded (``create_graph=True``), the output
-    recomputed in the graph, so that a derivative written with it is differentiable in ``x``."""
+    """The saved output; when backward is itself recorded (``create_graph=True``), the node's
+    own output (as PyTorch's formula reads its saved result: a derivative written with it is
+    differentiable in ``x`` through this node), or in a pass of batched gradients the output
+    recomputed."""
+    if is_grad_enabled():
+        return Tensor._make(ctx.out, ctx, 0)
     if recording():
         return type(ctx).apply(x, *ctx.extra)
     return Tensor._make(ctx.out)
