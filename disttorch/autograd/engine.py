@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import heapq
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -326,7 +327,12 @@ def _run(
                 continue
             # A node no gradient reached (e.g. the old values under an overwriting in-place
             # op) passes nothing on, but still releases its inputs' nodes.
-            in_grads = () if all(g is None for g in grads) else call(node, grads)
+            if all(g is None for g in grads):
+                in_grads = ()
+            elif _debug_flags.is_anomaly_enabled():
+                in_grads = _call_reporting(call, node, grads)
+            else:
+                in_grads = call(node, grads)
             if node._node_hooks and in_grads:
                 in_grads = _run_node_hooks(node, in_grads, grads)
             executed.append(node)
@@ -442,6 +448,23 @@ def _run_pre_hooks(node: Node, grads: list) -> list:
             else:
                 t._grad = t._grad + g
     return grads
+
+
+def _call_reporting(call: Callable, node: Node, grads: list) -> tuple:
+    """``call(node, grads)`` in anomaly mode: an error in the node's backward first warns with
+    the stack of the forward call that made the node, as PyTorch's anomaly mode."""
+    try:
+        return call(node, grads)
+    except Exception:
+        stack = node.metadata.get("traceback_")
+        if stack is not None:
+            warnings.warn(
+                f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                + "".join(stack),
+                UserWarning,
+                stacklevel=2,
+            )
+        raise
 
 
 def _call_backward(node: Function, grads: list) -> tuple:

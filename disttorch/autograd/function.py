@@ -15,7 +15,9 @@ and returns tensors and runs with grad disabled. Every backward works on tensors
 from __future__ import annotations
 
 import itertools
+import os
 import threading
+import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -23,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import _dtype
+from .. import _debug_flags, _dtype
 from .._compile import _state as _compile_state
 from .._inference import saved_version
 from .._meta_array import MetaArray
@@ -73,6 +75,7 @@ class dispatch_disabled:
 
 
 _grad_state = grad_mode._state
+_anomaly = _debug_flags._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
 _F16 = np.dtype(np.float16)
 
@@ -474,6 +477,8 @@ class Function(FunctionCtx, Node):
             if ctx._dirty:
                 _mark_dirty_outputs(ctx, out, recorded=True)
         show_name(ctx)
+        if _anomaly["anomaly"]:  # the forward call's stack, for an error in this node's backward
+            ctx.metadata["traceback_"] = forward_stack()
         returned, out = out, _wrap(out, ctx, user=not cls._raw)
         if not cls._raw:
             _mark_custom_views(returned, out, args)
@@ -489,6 +494,18 @@ class Function(FunctionCtx, Node):
         if _meta_in_use[0] and _any_meta(args):
             _mark_meta(out)
         return out
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def forward_stack() -> list[str]:
+    """The Python stack of the running forward call, outside disttorch's own frames (PyTorch's
+    ops are C++): what anomaly mode keeps as a node's ``metadata["traceback_"]``."""
+    frames = traceback.extract_stack()
+    return traceback.format_list(
+        [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+    )
 
 
 def _listed_input(cls: type, a: Any, i: int) -> bool:
