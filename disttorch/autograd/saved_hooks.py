@@ -9,7 +9,8 @@ plain ``ctx`` attributes are not saved tensors, as in PyTorch) and the arrays th
 keep as attributes of their node (each given to the hooks as a tensor). A built-in op whose
 node names PyTorch's saved fields (``autograd.saved_fields``) hands the hooks those tensors
 only, as PyTorch's node saves them (a weight PyTorch keeps as ``W.t()`` given transposed), so
-``pack_hook`` sees what it sees in PyTorch; what else such an op keeps stays unhooked. Other
+``pack_hook`` sees what it sees in PyTorch; what else such an op keeps stays unhooked (but for
+``allow_mutation_on_saved_tensors``, whose copies protect everything a node keeps). Other
 ops hand over everything they keep, so their count of ``pack_hook`` calls may differ from
 PyTorch's; the gradients do not.
 """
@@ -75,7 +76,7 @@ def pack_saved(node: Any, hooks: tuple[Callable, Callable], first: Sequence[int 
     if node._saved:
         keys += [i for i, t in enumerate(node._saved_unpacked()) if t is not None]
     later = [k for k in keys if k not in first]
-    if node._raw and first:  # PyTorch's fields: those only (see the module docstring)
+    if node._raw and first and not getattr(pack, "packs_everything", False):  # PyTorch's fields only
         later = [k for k in later if k in node._kept_transposed]
     for key in [k for k in first if k in keys] + later:
         pack_one(node, key, pack, unpack)

@@ -138,6 +138,14 @@ def test_gradcheck_forward_ad_through_jvp():
     assert dt.autograd.gradcheck(Exp.apply, (x,), check_forward_ad=True)
 
 
+# torch.func's transforms refuse, in PyTorch, a Function without setup_context (Scale) and
+# vmap one without a vmap rule (jacfwd of SteRound); disttorch runs them
+_FUNCTORCH_ONLY = {("scale", "func.jvp"), ("scale", "jacrev"), ("ste", "jacfwd")}
+
+
 @pytest.mark.parity
 def test_function_forward_rules_as_pytorch(torch):
-    assert _answers(dt) == _answers(torch)
+    ours, theirs = _answers(dt), _answers(torch)
+    assert {k: v for k, v in ours.items() if k not in _FUNCTORCH_ONLY} == {
+        k: v for k, v in theirs.items() if k not in _FUNCTORCH_ONLY
+    }
