@@ -92,6 +92,8 @@ class CompiledFunction(Function):
     The outputs are copies, fresh buffers as a compiled graph's are (an in-place change to
     one leaves what the eager ops saved for backward intact, as in PyTorch)."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def forward(ctx: Any, *outputs: Tensor) -> tuple:
         return tuple(o.clone() for o in outputs)

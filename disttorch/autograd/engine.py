@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import heapq
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -31,7 +32,16 @@ from .._torch_function import dispatch_args
 from ..utils import trace
 from . import autocast_state as _autocast
 from . import grad_mode, grad_reads, grad_sink, saved_hooks
-from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, _node_call, gradient_edge
+from .function import (
+    _FREED_MSG,
+    AccumulateGrad,
+    Function,
+    GradientEdge,
+    Node,
+    _node_call,
+    forward_rule_grads,
+    gradient_edge,
+)
 
 __all__ = [
     "BACKWARD_CALLERS",
@@ -317,7 +327,12 @@ def _run(
                 continue
             # A node no gradient reached (e.g. the old values under an overwriting in-place
             # op) passes nothing on, but still releases its inputs' nodes.
-            in_grads = () if all(g is None for g in grads) else call(node, grads)
+            if all(g is None for g in grads):
+                in_grads = ()
+            elif _debug_flags.is_anomaly_enabled():
+                in_grads = _call_reporting(call, node, grads)
+            else:
+                in_grads = call(node, grads)
             if node._node_hooks and in_grads:
                 in_grads = _run_node_hooks(node, in_grads, grads)
             executed.append(node)
@@ -435,11 +450,30 @@ def _run_pre_hooks(node: Node, grads: list) -> list:
     return grads
 
 
+def _call_reporting(call: Callable, node: Node, grads: list) -> tuple:
+    """``call(node, grads)`` in anomaly mode: an error in the node's backward first warns with
+    the stack of the forward call that made the node, as PyTorch's anomaly mode."""
+    try:
+        return call(node, grads)
+    except Exception:
+        stack = node.metadata.get("traceback_")
+        if stack is not None:
+            warnings.warn(
+                f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                + "".join(stack),
+                UserWarning,
+                stacklevel=2,
+            )
+        raise
+
+
 def _call_backward(node: Function, grads: list) -> tuple:
     """Call ``node.backward`` with materialised output gradients; check the result's arity."""
     if node.materialize_grads and any(g is None for g in grads):
         grads = [g if g is not None else _zeros_for(node, i) for i, g in enumerate(grads)]
-    if node._packed is None:
+    if grad_mode.forward_ad_rules[0] and not node._raw and not node._jvp_from_backward:
+        out = forward_rule_grads(node, grads)
+    elif node._packed is None:
         out = node.backward(node, *grads)
     else:
         if node._freed:

@@ -48,16 +48,23 @@ __all__ = [
 class Linearization:
     """The vector-Jacobian product ``J^T u`` of ``outputs`` w.r.t. ``inputs``, recorded once
     with ``u`` as a free variable, so that ``jvp(tangents)`` (``J @ tangent``, by
-    differentiating it w.r.t. ``u``) can be taken any number of times."""
+    differentiating it w.r.t. ``u``) can be taken any number of times.
 
-    def __init__(self, outputs: Sequence[Tensor], inputs: Sequence[Tensor]) -> None:
-        self.n_out = len(outputs)
+    ``forward_ad``: the linearisation stands for forward-mode AD (dual tensors, ``torch.func``'s
+    forward transforms), where a Python ``autograd.Function``'s derivative is its ``jvp`` (one
+    without ``jvp`` raises PyTorch's ``NotImplementedError``); otherwise it is the
+    double-backward trick of ``autograd.functional`` and differentiates that Function's backward."""
+
+    def __init__(
+        self, outputs: Sequence[Tensor], inputs: Sequence[Tensor], *, forward_ad: bool = False
+    ) -> None:
+        self.n_out, self.forward_ad = len(outputs), forward_ad
         self.idx = [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o._rg]
         self.probes: list[Tensor] = []
         self.vjps: tuple = (None,) * len(inputs)
         if self.idx:
-            outer = grad_mode.linearizing[0]
-            grad_mode.linearizing[0] = True
+            outer = grad_mode.linearizing[0], grad_mode.forward_ad_rules[0]
+            grad_mode.linearizing[0], grad_mode.forward_ad_rules[0] = True, forward_ad
             try:
                 with grad_mode.enable_grad():
                     self.probes = [zeros_like(outputs[k]).requires_grad_(True) for k in self.idx]
@@ -70,7 +77,7 @@ class Linearization:
                         allow_unused=True,
                     )
             finally:
-                grad_mode.linearizing[0] = outer
+                grad_mode.linearizing[0], grad_mode.forward_ad_rules[0] = outer
 
     def depends_on(self, j: int) -> bool:
         """Does some output depend (differentiably) on input ``j``?"""
@@ -93,7 +100,7 @@ class Linearization:
                     result[k] = zeros_like(probe).detach()
             return result
         outer = grad_mode.forward_mode_pass[0]
-        grad_mode.forward_mode_pass[0] = True
+        grad_mode.forward_mode_pass[0] = self.forward_ad
         try:
             with grad_mode.set_grad_enabled(create_graph):
                 jv = grad(
@@ -284,5 +291,5 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
             return UnpackedDualTensor(primal, t)
     if not lv.duals:
         return UnpackedDualTensor(primal, None)
-    (tangent,) = Linearization([tensor], lv.duals).jvp(lv.tangents, create_graph=keep)
+    (tangent,) = Linearization([tensor], lv.duals, forward_ad=True).jvp(lv.tangents, create_graph=keep)
     return UnpackedDualTensor(primal, tangent)

@@ -15,15 +15,17 @@ and returns tensors and runs with grad disabled. Every backward works on tensors
 from __future__ import annotations
 
 import itertools
+import os
 import threading
+import traceback
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import _dtype
+from .. import _debug_flags, _dtype
 from .._compile import _state as _compile_state
 from .._inference import saved_version
 from .._meta_array import MetaArray
@@ -38,6 +40,8 @@ from .saved_fields import modified_inplace_message
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "ShownNode", "named_node", "once_differentiable"]
 
 _seq = itertools.count()
+
+_NO_JVP = "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
 
 # Tensor subclasses that stand for more than one array (MaskedTensor: data and mask;
 # NestedTensor: constituents) take over every Function applied to them: their module
@@ -71,6 +75,7 @@ class dispatch_disabled:
 
 
 _grad_state = grad_mode._state
+_anomaly = _debug_flags._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
 _F16 = np.dtype(np.float16)
 
@@ -213,9 +218,7 @@ class FunctionCtx:
             )
 
     def save_for_forward(self, *tensors: Any) -> None:
-        """Keep tensors for ``jvp``, which reads them as ``saved_tensors``. (disttorch takes the
-        forward-mode derivative of a Function that has a backward from that backward, so only
-        a Function with ``jvp`` alone reads them.)"""
+        """Keep tensors for ``jvp``, which reads them as ``saved_tensors`` (forward-mode AD)."""
         versions = ()
         if self._records:
             versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
@@ -295,6 +298,9 @@ class Function(FunctionCtx, Node):
     # (``F.batch_norm(input, running_mean, running_var, weight, bias)``): the order a compiled
     # graph takes them in (see ``compiler._input_edges``)
     _call_order: tuple = ()
+    # A Python Function of disttorch's own whose backward is written in tensor ops, so that
+    # forward-mode AD differentiates it (a user's Function answers forward mode with its jvp)
+    _jvp_from_backward = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """A user's ``MyFunction()`` (``apply`` makes its nodes without calling this)."""
@@ -359,9 +365,7 @@ class Function(FunctionCtx, Node):
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         """Forward-mode rule a subclass may define: output tangents from input tangents."""
-        raise NotImplementedError(
-            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
-        )
+        raise NotImplementedError(_NO_JVP)
 
     def name(self) -> str:
         """The node's name, as ``grad_fn=<...>`` prints it: PyTorch's name for the same op
@@ -473,6 +477,8 @@ class Function(FunctionCtx, Node):
             if ctx._dirty:
                 _mark_dirty_outputs(ctx, out, recorded=True)
         show_name(ctx)
+        if _anomaly["anomaly"]:  # the forward call's stack, for an error in this node's backward
+            ctx.metadata["traceback_"] = forward_stack()
         returned, out = out, _wrap(out, ctx, user=not cls._raw)
         if not cls._raw:
             _mark_custom_views(returned, out, args)
@@ -488,6 +494,18 @@ class Function(FunctionCtx, Node):
         if _meta_in_use[0] and _any_meta(args):
             _mark_meta(out)
         return out
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def forward_stack() -> list[str]:
+    """The Python stack of the running forward call, outside disttorch's own frames (PyTorch's
+    ops are C++): what anomaly mode keeps as a node's ``metadata["traceback_"]``."""
+    frames = traceback.extract_stack()
+    return traceback.format_list(
+        [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+    )
 
 
 def _listed_input(cls: type, a: Any, i: int) -> bool:
@@ -526,6 +544,16 @@ def _user_forward(cls: type, ctx: Any, args: tuple) -> Any:
     out = cls.forward(*args)
     cls.setup_context(ctx, args, out)
     return out
+
+
+def forward_rule_grads(node: Function, grads: Sequence[Any]) -> Any:
+    """What a Python Function's node answers in forward-mode AD's linearisation (see
+    ``grad_mode.forward_ad_rules``), for the all-zero output gradients that pass feeds in:
+    zero input gradients whose derivative is the Function's ``jvp``. A Function without
+    ``jvp`` raises PyTorch's ``NotImplementedError``."""
+    if type(node).jvp is Function.jvp:
+        raise NotImplementedError(_NO_JVP)
+    return _JvpOnlyGrads.apply(node, *grads)
 
 
 class _JvpOnlyGrads(Function):

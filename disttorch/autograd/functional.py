@@ -48,7 +48,7 @@ def jacobian_blocks(
     double-backward trick) one per input element."""
     blocks: list[list[Tensor | None]] = [[None] * len(inputs) for _ in outputs]
     if forward:
-        lin = Linearization(outputs, inputs)
+        lin = Linearization(outputs, inputs, forward_ad=True)
         for j, x in enumerate(inputs):
             if not lin.depends_on(j):
                 continue
@@ -181,6 +181,10 @@ _INDEPENDENT = {
     "strict mode.",
     "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not "
     "allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided function with "
+    "respect to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+    "that your function is twice differentiable and that the jacobian depends on the inputs (this would be "
+    "violated by a linear function for example).",
     "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the "
     "grad_jacobian. This is not allowed in strict mode as it prevents from using the double backward "
     "trick to replace forward mode AD.",
@@ -394,13 +398,7 @@ def hessian(
         if strict:
             for i, g in enumerate(jac):
                 if not g.requires_grad:
-                    raise RuntimeError(
-                        "While computing the hessian, found that the jacobian of the user-provided function "
-                        f"with respect to input {i} is independent of the input. This is not allowed in "
-                        "strict mode. You should ensure that your function is twice differentiable and that "
-                        "the jacobian depends on the inputs (this would be violated by a linear function for "
-                        "example)."
-                    )
+                    raise RuntimeError(_INDEPENDENT["jacobian"].format(i=i))
         return jac
 
     res = jacobian(
@@ -423,6 +421,8 @@ def _first_derivative(func: Callable, inputs: tuple, fn_name: str, strict: bool)
         for i, g in enumerate(jac):
             if g is None:
                 raise RuntimeError(_INDEPENDENT["back"].format(i=i))
+            if not g.requires_grad:
+                raise RuntimeError(_INDEPENDENT["jacobian"].format(i=i))
     return output, jac
 
 

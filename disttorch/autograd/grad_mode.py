@@ -36,7 +36,8 @@ tensor_backwards = ThreadFlag(False)
 #: per thread: the backward pass running is forward-mode AD's (the double-backward trick, reading
 #: ``J t`` from a recorded vector-Jacobian product), where the derivative of a write at repeated
 #: positions is PyTorch's forward rule (the last value written wins) and not the transpose of its
-#: backward (which sums the repeats)
+#: backward (which sums the repeats); not so for ``autograd.functional.jvp``/``hvp``, whose
+#: double-backward trick is PyTorch's too
 forward_mode_pass = ThreadFlag(False)
 
 #: per thread: the recorded backward pass running builds forward-mode AD's linearisation, which is
@@ -44,6 +45,17 @@ forward_mode_pass = ThreadFlag(False)
 #: there (its forward rule is that node's derivative), where another recorded pass would have it
 #: written in tensor ops, differentiable w.r.t. its inputs too (``autograd.fused_backward``)
 linearizing = ThreadFlag(False)
+
+#: per thread: that linearisation is forward-mode AD's own (dual tensors, ``torch.func.jvp``,
+#: ``jacfwd``), where a Python ``autograd.Function`` answers with its ``jvp`` (one without refuses),
+#: as PyTorch's forward rules; the double-backward trick of ``autograd.functional.jvp``/``hvp``
+#: differentiates its ``backward`` instead, as PyTorch's does
+forward_ad_rules = ThreadFlag(False)
+
+#: per thread: the batched backward pass running is ``autograd.grad(..., is_grads_batched=True)``'s
+#: (PyTorch's legacy vmap, where an op without a batching rule of its own runs once per entry:
+#: a fused kernel gives each entry the bits of its unbatched pass), not ``torch.func.vmap``'s
+grads_batched = ThreadFlag(False)
 
 
 def recording() -> bool:

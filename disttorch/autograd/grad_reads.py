@@ -21,6 +21,7 @@ them what PyTorch's double backward gives:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,23 @@ def connect(node: Function, grads: tuple) -> tuple:
     inputs = [(e, m) for e, m in zip(node.next_edges, node._input_meta) if e is not None]
     if not inputs:
         return grads
-    return tuple(_through(g, node, inputs) if type(g) is Tensor else g for g in grads)
+    return tuple(_connected(g, node, inputs) for g in grads)
+
+
+#: ``inside(g, fn)``: a wrapper gradient (``vmap``'s batched tensor, in a pass of batched
+#: gradients) with ``fn`` applied to the tensor it wraps, or NotImplemented for anything else
+#: (``func._batched_backward``, a layer above, sets it)
+WRAPPED: list[Callable[[Any, Callable[[Tensor], Any]], Any]] = []
+
+
+def _connected(g: Any, node: Function, inputs: list) -> Any:
+    if type(g) is Tensor:
+        return _through(g, node, inputs)
+    if g is not None and WRAPPED:
+        out = WRAPPED[0](g, lambda inner: _connected(inner, node, inputs))
+        if out is not NotImplemented:
+            return out
+    return g
 
 
 def _through(g: Tensor, node: Function, inputs: list) -> Tensor:

@@ -106,6 +106,7 @@ def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationOnSavedContext]:
             raise AssertionError(_BACKWARD_OUTSIDE)
         return ctx.cloned[index]
 
+    pack.packs_everything = True  # every tensor a node keeps, PyTorch's saved fields or not
     _mutation_state.ctx = ctx
     try:
         with saved_tensors_hooks(pack, unpack):

@@ -6,9 +6,13 @@ forward and keeps only what that returns; its backward gets ``unpack_hook(packed
 What a node saved is read from the node itself, so one place covers every op: the tensors of
 ``ctx.save_for_backward`` (user Functions, ``torch.library`` operators; tensors they keep as
 plain ``ctx`` attributes are not saved tensors, as in PyTorch) and the arrays that built-in ops
-keep as attributes of their node (each given to the hooks as a tensor). Which
-tensors an op saves is its own choice, so the number of ``pack_hook`` calls may differ
-from PyTorch's for the same op; the gradients do not.
+keep as attributes of their node (each given to the hooks as a tensor). A built-in op whose
+node names PyTorch's saved fields (``autograd.saved_fields``) hands the hooks those tensors
+only, as PyTorch's node saves them (a weight PyTorch keeps as ``W.t()`` given transposed), so
+``pack_hook`` sees what it sees in PyTorch; what else such an op keeps stays unhooked (but for
+``allow_mutation_on_saved_tensors``, whose copies protect everything a node keeps). Other
+ops hand over everything they keep, so their count of ``pack_hook`` calls may differ from
+PyTorch's; the gradients do not.
 """
 
 from __future__ import annotations
@@ -71,7 +75,10 @@ def pack_saved(node: Any, hooks: tuple[Callable, Callable], first: Sequence[int 
     ]
     if node._saved:
         keys += [i for i, t in enumerate(node._saved_unpacked()) if t is not None]
-    for key in [k for k in first if k in keys] + [k for k in keys if k not in first]:
+    later = [k for k in keys if k not in first]
+    if node._raw and first and not getattr(pack, "packs_everything", False):  # PyTorch's fields only
+        later = [k for k in later if k in node._kept_transposed]
+    for key in [k for k in first if k in keys] + later:
         pack_one(node, key, pack, unpack)
 
 
@@ -79,31 +86,36 @@ def pack_one(node: Any, key: int | str, pack: Callable, unpack: Callable) -> Non
     """Hand one thing ``node`` saved to ``pack`` and keep only its result, to be given to
     ``unpack`` when backward runs: ``key`` is an index into ``save_for_backward``'s
     tensors, or the name of an attribute holding an array or a tensor."""
+    transposed = False
     if isinstance(key, int):
         saved = list(node._saved_unpacked())
         tensor, is_array = saved[key], False
         saved[key] = None
         node._saved = tuple(saved)
+        transposed = key in node._kept_transposed and tensor.ndim == 2  # as PyTorch keeps it
+        if transposed:
+            tensor = tensor.t()
     else:
         value = node.__dict__.pop(key)
         is_array = isinstance(value, np.ndarray)
         tensor = Tensor._make(value) if is_array else value
     if node._packed is None:
         node._packed = {}
-    node._packed[key] = (pack(tensor), is_array, unpack)
+    node._packed[key] = (pack(tensor), is_array, unpack, transposed)
 
 
 def unpack_one(node: Any, key: int | str) -> Tensor:
     """``unpack_hook``'s tensor for what ``node`` packed under ``key``."""
-    packed, _, unpack = node._packed[key]
-    return unpack(packed)
+    packed, _, unpack, transposed = node._packed[key]
+    tensor = unpack(packed)
+    return tensor.t() if transposed else tensor
 
 
 def unpack_saved(node: Any) -> None:
     """Put back on ``node`` what ``unpack_hook`` makes of each packed value."""
     saved = list(node._saved or ())
     versions = list(node._saved_versions)
-    for key, (_, is_array, _) in node._packed.items():
+    for key, (_, is_array, _, _) in node._packed.items():
         tensor = unpack_one(node, key)
         if isinstance(key, int):
             saved[key], versions[key] = tensor, tensor._version_box[0]

@@ -84,6 +84,8 @@ class _CopiesProduct(autograd.Function):
     """A matrix product whose operands hold broadcast copies: its values from one copy
     (expanded to ``shape``), its gradients those of the full product (one per copy)."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def forward(ctx: Any, kind: str, shape: tuple, copies: list, *operands: Tensor) -> Tensor:
         ctx.kind = kind

@@ -21,6 +21,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import engine, grad_mode
 from ..autograd.fused_backward import BATCHED_FUSED
+from ..autograd.grad_reads import WRAPPED
 from ._batch_rules import activate
 from ._batched import Level, level_of, pop_level, push_level, wrap
 
@@ -31,10 +32,13 @@ def batched_grad(grad: Callable, outs: list, ins: list, gos: list, n: int, **opt
     """``grad(outs, ins, gos, **options)`` for cotangents ``gos`` whose first dim (of size ``n``)
     is a batch: the gradients of ``ins``, each with that batch dim in front."""
     level = push_level(n, "error")
+    outer = grad_mode.grads_batched[0]
+    grad_mode.grads_batched[0] = True
     try:
         with batched_pass(level):
             result = grad(outs, ins, [wrap(g, level) for g in gos], **options)
     finally:
+        grad_mode.grads_batched[0] = outer
         pop_level(level)
     return tuple(_unbatched(r, level) for r in result)
 
@@ -76,6 +80,16 @@ def _fused(batched: Callable, grads: tuple) -> Any:
 
 
 BATCHED_FUSED.append(_fused)
+
+
+def _inside(g: Any, fn: Callable[[Tensor], Any]) -> Any:
+    """A batched gradient with ``fn`` applied to the tensor it wraps (see
+    ``autograd.grad_reads.WRAPPED``)."""
+    level = level_of(g)
+    return NotImplemented if level is None else wrap(fn(g._bt_value), level)
+
+
+WRAPPED.append(_inside)
 
 
 def _unbatched(r: Tensor | None, level: Level) -> Tensor | None:

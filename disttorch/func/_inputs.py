@@ -75,6 +75,8 @@ def track(x: Tensor, levels: list[Level] | None = None, forward: bool = False) -
     with autograd.enable_grad():
         if real.requires_grad:
             leaf = real.view_as(real)
+            if forward:  # it carries this transform's tangent too (ops without a forward rule refuse it)
+                mark(leaf, "jvp")
         else:
             leaf = mark(real.detach().requires_grad_(True), "jvp" if forward else "vjp")
     return rewrap(leaf, levels) if levels else leaf

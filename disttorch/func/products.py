@@ -135,8 +135,10 @@ def _linearized_jvp(lin: Linearization, levels: list[Level], tangents: list, cre
 
 def _linearization(outs: list, leaves: list, levels: list[Level]) -> Linearization:
     if not levels:
-        return Linearization(outs, leaves)
-    return Linearization([to_levels(o, levels) for o in outs], [to_levels(x, levels) for x in leaves])
+        return Linearization(outs, leaves, forward_ad=True)
+    return Linearization(
+        [to_levels(o, levels) for o in outs], [to_levels(x, levels) for x in leaves], forward_ad=True
+    )
 
 
 def _tracking_levels(primals: list, tangents: list) -> list[Level]:

@@ -77,6 +77,8 @@ def _tensors(args: tuple) -> list[Tensor]:
 class _DispatchedBackward(Function):
     """The node of one operator call on wrapper subclasses (named as PyTorch's node)."""
 
+    _jvp_from_backward = True
+
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         if ctx._rule is None:

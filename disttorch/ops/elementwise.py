@@ -36,7 +36,7 @@ from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
 from .._type_info import finfo
 from ..autograd.function import Function, named_node
-from ..autograd.grad_mode import recording
+from ..autograd.grad_mode import is_grad_enabled, recording
 from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
@@ -605,7 +605,7 @@ class _FloatUnary(Function):
         y = None
         if cls.uses_output:
             # (a 16-bit op's float32 result rounded as returned: PyTorch's formula reads it)
-            y = cls.apply(a) if recording() else _const(ctx.out.astype(dt, copy=False))
+            y = _saved_result(ctx, a, dt) if recording() else _const(ctx.out.astype(dt, copy=False))
         if cls.divides:
             return g / _cj(cls.divisor(a, y))
         return g * _cj(cls.derivative(a, y))
@@ -613,6 +613,16 @@ class _FloatUnary(Function):
     @staticmethod
     def derivative(x: Tensor, y: Tensor | None) -> Tensor:
         raise NotImplementedError
+
+
+def _saved_result(ctx: _FloatUnary, a: Tensor, dt: np.dtype) -> Tensor:
+    """The op's output as a recorded backward reads it: the node's own output (as PyTorch's
+    formula reads its saved result: a second derivative reaches the node again, its hooks
+    too); otherwise (a 16-bit op's result, or a pass of batched gradients) recomputed from
+    the input ``a`` (in the gradient's dtype ``dt``)."""
+    if is_grad_enabled() and ctx.out.dtype == dt:
+        return Tensor._make(ctx.out, ctx, 0)
+    return type(ctx).apply(a)
 
 
 class Exp(_FloatUnary):

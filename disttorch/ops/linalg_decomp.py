@@ -272,43 +272,51 @@ def _eigh_recorded(ctx, gw, gv):
 
 
 def _svd_recorded(ctx, gu, gs, gvh):
-    """PyTorch's svd_backward (real case), as the fused one above."""
-    u, s, vh = SVD.apply(ctx.inputs[0], False)
+    """PyTorch's svd_backward, as the fused one above, of the node's own outputs (as PyTorch's
+    formula reads them: a second derivative reaches the node through U and Vh as a whole, which
+    is what the phase check of a complex SVD needs)."""
+    u, s, vh = (Tensor._make(x, ctx, i) for i, x in enumerate(ctx.outputs))
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    u, vh = u[..., :k], vh[..., :k, :]
     gu = gu[..., :k] if gu is not None else None
     gvh = gvh[..., :k, :] if gvh is not None else None
-    if ctx.u.dtype.kind == "c":  # svdvals: U and Vh get (materialised) zero gradients
+    is_complex = ctx.u.dtype.kind == "c"
+    if is_complex:  # svdvals: U and Vh get (materialised) zero gradients
         gu = None if gu is None or (not gu.requires_grad and not gu._data.any()) else gu
         gvh = None if gvh is None or (not gvh.requires_grad and not gvh._data.any()) else gvh
-        if gu is not None or gvh is not None:
-            return NotImplemented  # (the fused node raises)
     if gu is None and gvh is None:
         return (u * gs.unsqueeze(-2)) @ vh, None
     if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
         return NotImplemented  # (the fused node raises PyTorch's error)
-    v, gv = vh.mT, (gvh.mT if gvh is not None else None)
+    v, gv = vh.mH, (gvh.mH if gvh is not None else None)
     eye = _eye_like(s)
     s2 = s * s
     gap = s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye
     row, col = s.unsqueeze(-2), s.unsqueeze(-1)
 
     def skew(x):
-        return x - x.mT
+        return x - x.mH
 
-    if gu is not None and gv is not None:
-        ret = (skew(u.mT @ gu) * row + col * skew(v.mT @ gv)) / gap
-    elif gu is not None:
-        ret = skew(u.mT @ gu) / gap * row
+    uhgu = skew(u.mH @ gu) if gu is not None else None
+    vhgv = skew(v.mH @ gv) if gv is not None else None
+    if is_complex:
+        _check_svd_phase(*(None if x is None else x._data for x in (uhgu, vhgv)))
+    if uhgu is not None and vhgv is not None:
+        ret = (uhgu * row + col * vhgv) / gap
+    elif uhgu is not None:
+        ret = uhgu / gap * row
     else:
-        ret = col * (skew(v.mT @ gv) / gap)
+        ret = col * (vhgv / gap)
     if gs is not None:
         ret = ret + gs.unsqueeze(-1) * eye
+    if is_complex and uhgu is not None:  # the phase term
+        ret = ret + (uhgu.diagonal(0, -2, -1) / (2 * s)).unsqueeze(-1) * eye
     if m > k and gu is not None:
         gus = gu / row
-        ga = (u @ ret + gus - u @ (u.mT @ gus)) @ vh
+        ga = (u @ ret + gus - u @ (u.mH @ gus)) @ vh
     elif n > k and gv is not None:
         gvs = gv / row
-        ga = u @ (ret @ vh + gvs.mT - (gvs.mT @ v) @ vh)
+        ga = u @ (ret @ vh + gvs.mH - (gvs.mH @ v) @ vh)
     else:
         ga = u @ ret @ vh
     return ga, None
@@ -578,8 +586,28 @@ def _eigh_backward_complex(w: np.ndarray, v: np.ndarray, gw: Any, gv: Any) -> np
     return v @ inner @ _H(v)
 
 
+_SVD_FULL = (
+    "The derivative of linalg.svd depends on the full U and Vh "
+    "only through their first k columns when full_matrices=True; "
+    "use full_matrices=False"
+)
+
+
+def _check_svd_phase(uhgu: Any, vhgv: Any) -> None:
+    """PyTorch's check that a loss of a complex SVD does not depend on the singular vectors'
+    phases (``Im diag(U^H gU) = -Im diag(V^H gV)``), given ``skew(U^H gU)``, ``skew(V^H gV)``
+    (arrays, or None for an output without a gradient)."""
+    im_u = 0 if uhgu is None else np.diagonal(uhgu, axis1=-2, axis2=-1).imag
+    im_v = 0 if vhgv is None else np.diagonal(vhgv, axis1=-2, axis2=-1).imag
+    if not np.allclose(im_u, -im_v, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(
+            "svd_backward: The singular vectors in the complex case are specified up to multiplication "
+            "by e^{i phi}. The specified loss function depends on this phase term, making it ill-defined."
+        )
+
+
 class SVD(Function):
-    """Reduced SVD ``A = U diag(S) Vh``; PyTorch's ``svd_backward`` (real case)."""
+    """Reduced SVD ``A = U diag(S) Vh``; PyTorch's ``svd_backward``."""
 
     _raw = True
 
@@ -588,7 +616,7 @@ class SVD(Function):
         u, s, vh = lapack(np.linalg.svd, a._data, full_matrices=full_matrices)
         k = s.shape[-1]
         ctx.u, ctx.s, ctx.vh, ctx.inputs = u[..., :k], s, vh[..., :k, :], (a,)
-        ctx.full = full_matrices
+        ctx.full, ctx.outputs = full_matrices, (u, s, vh)
         return u, s, vh
 
     @staticmethod
@@ -605,41 +633,39 @@ class SVD(Function):
             gvh = gvh if gvh is not None and gvh.any() else None
         if gu is None and gvh is None:
             return _c((u * gs._data[..., None, :]) @ vh), None
-        if u.dtype.kind == "c":
-            raise NotImplementedError(
-                "linalg.svd: the gradient through U and Vh of a complex matrix is not supported in "
-                "disttorch (gradients through the singular values are: linalg.svdvals)"
-            )
         if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
-            raise NotImplementedError(
-                "The derivative of linalg.svd depends on the full U and Vh "
-                "only through their first k columns when full_matrices=True; "
-                "use full_matrices=False"
-            )
-        v, gv = _T(vh), (_T(gvh) if gvh is not None else None)
+            raise NotImplementedError(_SVD_FULL)
+        v, gv = _H(vh), (_H(gvh) if gvh is not None else None)
+
+        def skew(x):
+            return x - _H(x)
+
+        uhgu = skew(_H(u) @ gu) if gu is not None else None
+        vhgv = skew(_H(v) @ gv) if gv is not None else None
+        if u.dtype.kind == "c":
+            _check_svd_phase(uhgu, vhgv)
         s2 = s * s
         e = s2[..., None, :] - s2[..., :, None]
         e[..., np.arange(k), np.arange(k)] = 1
-
-        def skew(x):
-            return x - _T(x)
-
-        if gu is not None and gv is not None:
-            ret = (skew(_T(u) @ gu) * s[..., None, :] + s[..., :, None] * skew(_T(v) @ gv)) / e
-        elif gu is not None:
-            ret = skew(_T(u) @ gu) / e * s[..., None, :]
+        if uhgu is not None and vhgv is not None:
+            ret = (uhgu * s[..., None, :] + s[..., :, None] * vhgv) / e
+        elif uhgu is not None:
+            ret = uhgu / e * s[..., None, :]
         else:
-            ret = s[..., :, None] * (skew(_T(v) @ gv) / e)
+            ret = s[..., :, None] * (vhgv / e)
         if gs is not None:
             ret = ret + gs._data[..., None] * np.eye(k, dtype=u.dtype)
+        if u.dtype.kind == "c" and uhgu is not None:  # the phase term
+            idx = np.arange(k)
+            ret[..., idx, idx] += np.diagonal(uhgu, axis1=-2, axis2=-1) / (2 * s)
         if m > k and gu is not None:
             ga = u @ ret
             gus = gu / s[..., None, :]
-            ga = (ga + gus - u @ (_T(u) @ gus)) @ vh
+            ga = (ga + gus - u @ (_H(u) @ gus)) @ vh
         elif n > k and gv is not None:
             ga = ret @ vh
             gvs = gv / s[..., None, :]
-            ga = u @ (ga + _T(gvs) - (_T(gvs) @ v) @ vh)
+            ga = u @ (ga + _H(gvs) - (_H(gvs) @ v) @ vh)
         else:
             ga = u @ ret @ vh
         return _c(ga), None

@@ -799,6 +799,7 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     if p == 2 and _euclid_by_products(x1.shape[-2], x2.shape[-2], compute_mode):
+        refuse_tangents("_euclidean_dist", x1, x2)  # (PyTorch's has no forward rule either)
         return named_node(
             _linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1), "CdistBackward0"
         )

@@ -22,7 +22,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
-from ..autograd.saved_fields import ABSENT
+from ..autograd.saved_fields import ABSENT, kept, saved
 from ..kernels.reductions import add_reduce, lane_norms, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ..kernels.threads import get_num_threads
@@ -1059,6 +1059,7 @@ class Cumsum(Function):
 
     _raw = True
     _blas = True  # float16 accumulated in float32, each sum rounded, as PyTorch's scan kernel
+    _backward_saves = {"dim": lambda ctx: ctx.dim}
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
@@ -1111,6 +1112,7 @@ class Cumprod(Function):
     same sum with the zero left out of the products; after it, 0 (no division by zero)."""
 
     _raw = True
+    _backward_saves = {"self": saved(0), "dim": lambda ctx: ctx.dim, "result": kept("out", 0)}
 
     @staticmethod
     def forward(ctx, a, dim, dtype):

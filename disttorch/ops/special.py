@@ -21,7 +21,8 @@ import numpy as np
 from .._dtype import arrays_result_type, from_numpy, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
-from ..autograd.grad_mode import recording
+from ..autograd.grad_mode import is_grad_enabled, recording
+from ..autograd.saved_fields import kept, saved
 from ..kernels import special as K
 from ._helpers import broadcast_error, complex_kernel_error
 from .dtype_rules import check_kernel, kernel_error
@@ -76,6 +77,13 @@ class _Special(Function):
     in_float32 = False
     own_dtype = False
     no_16_bit = False
+    #: the fields of PyTorch's node (``grad_fn._saved_<name>``, see ``autograd.saved_fields``),
+    #: in its order: names of :data:`_FIELDS`
+    saves: tuple[str, ...] = ("self",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_saves = {name: _FIELDS[name] for name in cls.saves}
 
     @classmethod
     def forward(cls, ctx, *args):
@@ -117,9 +125,22 @@ class _Special(Function):
         raise NotImplementedError(f"the derivative for '{cls.name_}' is not implemented.")
 
 
+_FIELDS = {
+    "self": saved(0, lambda ctx: ctx.scalars[0]),  # a number where the op took one
+    "other": saved(1, lambda ctx: ctx.scalars[1]),
+    "result": kept("out", 0),
+    "n": lambda ctx: ctx.extra[0],  # polygamma's order
+    "eps": lambda ctx: ctx.extra[0],  # logit's
+}
+
+
 def _out(ctx, x: Tensor) -> Tensor:
-    """The saved output; when backward is itself recorded (``create_graph=True``), the output
-    recomputed in the graph, so that a derivative written with it is differentiable in ``x``."""
+    """The saved output; when backward is itself recorded (``create_graph=True``), the node's
+    own output (as PyTorch's formula reads its saved result: a derivative written with it is
+    differentiable in ``x`` through this node), or in a pass of batched gradients the output
+    recomputed."""
+    if is_grad_enabled():
+        return Tensor._make(ctx.out, ctx, 0)
     if recording():
         return type(ctx).apply(x, *ctx.extra)
     return Tensor._make(ctx.out)
@@ -131,11 +152,13 @@ def _unary(
     deriv: Callable | None = None,
     in_float32: bool = False,
     formula: Callable | None = None,
+    saves: tuple[str, ...] = ("self",),
 ) -> type:
     """A one-input special Function; ``deriv(x, y)`` is dy/dx as a tensor expression, or
     ``formula(g, x, y)`` the input's gradient, where PyTorch's derivative formula multiplies by
-    the gradient before its last factor (the order its 16-bit steps round in)."""
-    attrs: dict = {"kernel": staticmethod(kernel), "name_": name, "in_float32": in_float32}
+    the gradient before its last factor (the order its 16-bit steps round in); ``saves``: the
+    fields of PyTorch's node."""
+    attrs: dict = {"kernel": staticmethod(kernel), "name_": name, "in_float32": in_float32, "saves": saves}
     if formula is None and deriv is not None:
 
         def formula(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
@@ -168,12 +191,14 @@ def _sign(x: Tensor) -> Tensor:
 Lgamma = _unary("lgamma", K.lgamma, lambda x, y: digamma(x))
 Digamma = _unary("digamma", K.digamma, lambda x, y: polygamma(1, x))
 Erfc = _unary("erfc", K.erfc, lambda x, y: exp(-(x * x)) * (-2 / _SQRT_PI))
-Erfcx = _unary("erfcx", K.erfcx, lambda x, y: 2 * x * y - 2 / _SQRT_PI)
+Erfcx = _unary("erfcx", K.erfcx, lambda x, y: 2 * x * y - 2 / _SQRT_PI, saves=("self", "result"))
 Erfinv = _unary("erfinv", K.erfinv, lambda x, y: exp(y * y) * (_SQRT_PI / 2))
-LogNdtr = _unary("log_ndtr", K.log_ndtr, lambda x, y: exp(-(x * x) / 2 - y) / _SQRT_2PI)
-Ndtri = _unary("ndtri", K.ndtri, lambda x, y: exp(y * y / 2) * _SQRT_2PI)
+LogNdtr = _unary(
+    "log_ndtr", K.log_ndtr, lambda x, y: exp(-(x * x) / 2 - y) / _SQRT_2PI, saves=("self", "result")
+)
+Ndtri = _unary("ndtri", K.ndtri, lambda x, y: exp(y * y / 2) * _SQRT_2PI, saves=("result",))
 I0 = _unary("i0", K.i0, lambda x, y: i1(x))
-I0e = _unary("i0e", K.i0e, lambda x, y: i1e(x) - _sign(x) * y)
+I0e = _unary("i0e", K.i0e, lambda x, y: i1e(x) - _sign(x) * y, saves=("self", "result"))
 I1 = _unary(
     "i1",
     K.i1,
@@ -181,6 +206,7 @@ I1 = _unary(
         Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
         + where(x == 0, 0.0, i0(x) - y / where(x == 0, 1.0, x))
     ),
+    saves=("self", "result"),
 )
 I1e = _unary(
     "i1e",
@@ -189,6 +215,7 @@ I1e = _unary(
         Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
         + where(x == 0, 0.0, i0e(x) - y * (_sign(x) + 1 / where(x == 0, 1.0, x)))
     ),
+    saves=("self", "result"),
 )
 Entr = _unary(
     "entr",
@@ -216,7 +243,7 @@ def _sinc_deriv(x: Tensor, y: Tensor) -> Tensor:
 
 
 Sinc = _unary("sinc", _sinc, _sinc_deriv, in_float32=True)
-Exp2 = _unary("exp2", np.exp2, formula=lambda g, x, y: g * y * math.log(2))
+Exp2 = _unary("exp2", np.exp2, formula=lambda g, x, y: g * y * math.log(2), saves=("result",))
 
 
 def _nan_edges(kernel: Callable, infinite: bool = True) -> Callable:
@@ -272,7 +299,7 @@ for _cls, _name in (
 
 
 class Polygamma(_Special):
-    name_ = "polygamma"
+    name_, saves = "polygamma", ("n", "self")
 
     @staticmethod
     def kernel(n, x):
@@ -287,7 +314,7 @@ class Logit(_Special):
     """``log(p / (1 - p))`` of ``p`` clamped to ``[eps, 1 - eps]`` (no clamp if eps is None);
     the gradient is 0 outside that interval (NaN outside [0, 1] without eps), as PyTorch's."""
 
-    name_ = "logit"
+    name_, saves = "logit", ("self", "eps")
     own_dtype, _own_16_bit = True, True
 
     @staticmethod
@@ -314,6 +341,18 @@ class Logit(_Special):
 
 class _Binary(_Special):
     n_inputs = 2
+    saves = ("self", "other")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        """The op; with a number for ``self`` (``other``) its node is PyTorch's ``...Backward1``
+        (``...Backward2``), the overload for a Scalar there."""
+        out = super().apply(*args)
+        if isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+            return out
+        base = cls._node_name or cls.__name__ + "Backward0"
+        return named_node(out, base[:-1] + ("2" if isinstance(args[0], Tensor) else "1"))
+
     _rounds_numbers = (0, 1)
 
 

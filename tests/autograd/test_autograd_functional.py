@@ -259,3 +259,35 @@ def test_dual_level_works_inside_no_grad_and_restores_the_mode():
         with fwAD.dual_level():
             assert dt.is_grad_enabled()
         assert not dt.is_grad_enabled()
+
+
+def _strict_second_order_errors(L) -> list:
+    """``hvp``/``vhp``/``hessian`` in strict mode of a linear function (a Jacobian that does not
+    depend on the input): PyTorch's message for each."""
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    af = L.autograd.functional
+    out = []
+    for call in (
+        lambda f: af.hvp(f, x, L.ones(2), strict=True),
+        lambda f: af.vhp(f, x, L.ones(2), strict=True),
+        lambda f: af.hessian(f, x, strict=True),
+    ):
+        try:
+            call(lambda t: t.sum() * 2)
+            out.append("computes")
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_strict_second_order_products_refuse_a_linear_function():
+    message = (
+        "While computing the hessian, found that the jacobian of the user-provided function with respect to "
+        "input 0 is independent of the input. This is not allowed in strict mode."
+    )
+    assert all(e.startswith(message) for e in _strict_second_order_errors(dt))
+
+
+@pytest.mark.parity
+def test_strict_second_order_errors_as_pytorch(torch):
+    assert _strict_second_order_errors(dt) == _strict_second_order_errors(torch)

@@ -2,7 +2,9 @@
 ``_pdist_forward`` kernels are differentiable once (the gradient's own derivative raises ``the
 derivative for '_cdist_backward' is not implemented.``) and have no forward-mode rule; ``cdist``
 with ``p=2`` by matrix products (``compute_mode``, or more than 25 rows) is composed of
-differentiable ops, so any order works there."""
+differentiable ops, so reverse mode of any order works there (forward mode raises, as PyTorch's
+``_euclidean_dist`` has no forward rule). ``torch.func``'s nested transforms answer as plain
+``create_graph`` does."""
 
 from __future__ import annotations
 
@@ -53,8 +55,9 @@ def test_forward_ad_refused_by_the_cdist_kernel():
     a, b = dt.tensor(rng.standard_normal((3, 2))), dt.tensor(rng.standard_normal((4, 2)))
     with pytest.raises(NotImplementedError, match="forward AD with _cdist_forward"):
         dt.func.jacfwd(lambda x: dt.cdist(x, b, p=1.0))(a)
-    jac = dt.func.jacfwd(lambda x: dt.cdist(x, b, compute_mode="use_mm_for_euclid_dist"))(a)
-    assert jac.shape == (3, 4, 3, 2)
+    # by matrix products: PyTorch's _euclidean_dist, which has no forward rule either
+    with pytest.raises(NotImplementedError, match="forward AD with _euclidean_dist"):
+        dt.func.jacfwd(lambda x: dt.cdist(x, b, compute_mode="use_mm_for_euclid_dist"))(a)
 
 
 @pytest.mark.parity
@@ -95,3 +98,59 @@ def test_pdist_differentiable_once():
 @pytest.mark.parity
 def test_pdist_derivatives_as_pytorch(torch):
     assert _pdist_outcomes(dt) == _pdist_outcomes(torch)
+
+
+NESTED = {
+    "jacrev(jacrev)": lambda F, f: F.jacrev(F.jacrev(f)),
+    "jacrev(jacfwd)": lambda F, f: F.jacrev(F.jacfwd(f)),
+    "jacfwd(jacrev)": lambda F, f: F.jacfwd(F.jacrev(f)),
+    "hessian": lambda F, f: F.hessian(f),
+    "grad(grad)": lambda F, f: F.grad(lambda x: F.grad(f)(x).sum()),
+    "vmap(grad(grad))": lambda F, f: F.vmap(F.grad(lambda x: F.grad(f)(x).sum())),
+}
+
+
+def _nested_outcomes(T) -> dict:
+    """Second derivatives by ``torch.func``'s nested transforms: the error (class, first line)
+    or the sum of the result."""
+    local = np.random.default_rng(3)
+    x0, y0 = local.standard_normal((4, 3)), local.standard_normal((5, 3))
+    y = T.tensor(y0)
+    fs = {
+        "cdist": lambda x: T.cdist(x, y).sum(),
+        "cdist p=1": lambda x: T.cdist(x, y, p=1.0).sum(),
+        "cdist mm": lambda x: T.cdist(x, y, compute_mode="use_mm_for_euclid_dist").sum(),
+        "pdist": lambda x: T.nn.functional.pdist(x).sum(),
+    }
+    out = {}
+    for fname, f in fs.items():
+        for tname, t in NESTED.items():
+            x = T.tensor(x0)
+            if tname.startswith("vmap"):
+                x = x.unsqueeze(0).expand(2, 4, 3)
+            try:
+                out[fname, tname] = round(float(t(T.func, f)(x).sum()), 8)
+            except (RuntimeError, NotImplementedError) as e:
+                out[fname, tname] = (type(e).__name__, str(e).split("\n")[0])
+    return out
+
+
+def test_nested_transforms_answer_as_create_graph():
+    got = _nested_outcomes(dt)
+    for tname in NESTED:
+        forward = "jacfwd" in tname or tname == "hessian"
+        for fname, kernel in (("cdist", "_cdist"), ("cdist p=1", "_cdist"), ("pdist", "_pdist")):
+            if forward:
+                assert got[fname, tname][1].startswith(f"Trying to use forward AD with {kernel}_forward")
+            else:
+                assert got[fname, tname] == (
+                    "NotImplementedError",
+                    f"the derivative for '{kernel}_backward' is not implemented.",
+                )
+        if not forward:
+            assert isinstance(got["cdist mm", tname], float)
+
+
+@pytest.mark.parity
+def test_nested_transforms_as_pytorch(torch):
+    assert _nested_outcomes(dt) == _nested_outcomes(torch)

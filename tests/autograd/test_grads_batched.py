@@ -206,3 +206,45 @@ def test_matrix_products_flips_and_reads_backward_run_no_op_per_slice(monkeypatc
     for k in range(3):
         for g, r in zip(grads, dt.autograd.grad(out, (w, v), cot[k], retain_graph=True)):
             np.testing.assert_allclose(g[k].numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def _layer_norm_float32(lib, shape: tuple, normalized: tuple) -> tuple:
+    """float32 ``layer_norm`` gradients for three cotangents: one batched pass, and one pass
+    per cotangent."""
+    rng = np.random.default_rng(2)
+    x = lib.tensor(rng.normal(size=shape).astype(np.float32), requires_grad=True)
+    w, b = (lib.tensor(rng.normal(size=normalized).astype(np.float32), requires_grad=True) for _ in range(2))
+    out = lib.nn.functional.layer_norm(x, normalized, w, b)
+    cot = lib.tensor(rng.normal(size=(3, *shape)).astype(np.float32))
+    batched = lib.autograd.grad(out, (x, w, b), cot, retain_graph=True, is_grads_batched=True)
+    rows = [lib.autograd.grad(out, (x, w, b), cot[k], retain_graph=True) for k in range(3)]
+    return [g.numpy() for g in batched], [[r.numpy() for r in row] for row in rows]
+
+
+LAYER_NORM_SHAPES = [((4, 8), (8,)), ((3, 40, 50), (50,)), ((2, 3, 8), (3, 8))]
+
+
+@pytest.mark.parametrize("shape,normalized", LAYER_NORM_SHAPES)
+def test_float32_layer_norm_batched_gradients_have_the_bits_of_one_pass_per_entry(shape, normalized):
+    pytest.importorskip("numba")  # (PyTorch's float32 layer_norm kernels are the compiled ones)
+    batched, rows = _layer_norm_float32(dt, shape, normalized)
+    for k, row in enumerate(rows):
+        for g, r in zip(batched, row):
+            np.testing.assert_array_equal(g[k], r)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape,normalized", LAYER_NORM_SHAPES)
+def test_float32_layer_norm_batched_gradients_as_pytorch(torch, shape, normalized):
+    ours, theirs = (
+        _layer_norm_float32(dt, shape, normalized)[0],
+        _layer_norm_float32(torch, shape, normalized)[0],
+    )
+    try:
+        import numba  # noqa: F401 - PyTorch's compiled kernels: bit for bit
+    except ImportError:
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1.3e-6, atol=1e-5)
+    else:
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a, b)

@@ -103,3 +103,40 @@ def test_node_hooks_as_pytorch(torch):
 @pytest.mark.parity
 def test_multi_grad_hook_as_pytorch(torch):
     assert _multi(dt) == _multi(torch)
+
+
+def _hook_calls_in_double_backward(L, op) -> list:
+    """Which hooks of the node of ``op`` (an op whose derivative reads its result) fire in a
+    backward with ``create_graph=True`` and in the backward of that gradient: PyTorch's formula
+    reads the node's saved result, so the second pass reaches the node again."""
+    a = L.tensor([0.5, 1.5], requires_grad=True)
+    b = op(L, a)
+    calls = []
+    b.grad_fn.register_prehook(lambda g: calls.append("pre"))
+    b.grad_fn.register_hook(lambda gi, go: calls.append("post"))
+    (g,) = L.autograd.grad(b.sum(), a, create_graph=True)
+    calls.append("|")
+    g.sum().backward()
+    return calls + [round(v, 5) for v in a.grad.tolist()]
+
+
+RESULT_OPS = {
+    "exp": lambda L, a: a.exp(),
+    "tanh": lambda L, a: a.tanh(),
+    "sqrt": lambda L, a: a.sqrt(),
+    "erfcx": lambda L, a: L.special.erfcx(a),
+}
+
+
+@pytest.mark.parametrize("name", RESULT_OPS)
+def test_node_hooks_fire_again_when_the_second_derivative_reads_the_saved_result(name):
+    calls = _hook_calls_in_double_backward(dt, RESULT_OPS[name])
+    assert calls[:5] == ["pre", "post", "|", "pre", "post"]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", RESULT_OPS)
+def test_node_hooks_in_double_backward_as_pytorch(torch, name):
+    assert _hook_calls_in_double_backward(dt, RESULT_OPS[name]) == _hook_calls_in_double_backward(
+        torch, RESULT_OPS[name]
+    )

@@ -48,6 +48,28 @@ CASES = {
     "transpose": lambda L, a: a["x"].transpose(0, 1),
     "permute": lambda L, a: a["x"].permute(1, 0),
     "t": lambda L, a: a["x"].t(),
+    "exp2": lambda L, a: L.exp2(a["x"]),
+    "cumprod": lambda L, a: a["x"].cumprod(1),
+    "cumsum": lambda L, a: a["x"].cumsum(1),
+    "erfcx": lambda L, a: L.special.erfcx(a["x"]),
+    "i0e": lambda L, a: L.special.i0e(a["x"]),
+    "i1": lambda L, a: L.special.i1(a["x"]),
+    "i1e": lambda L, a: L.special.i1e(a["x"]),
+    "log_ndtr": lambda L, a: L.special.log_ndtr(a["x"]),
+    "ndtri": lambda L, a: L.special.ndtri(a["p"] / 3),
+    "digamma": lambda L, a: a["p"].digamma(),
+    "lgamma": lambda L, a: a["p"].lgamma(),
+    "erfc": lambda L, a: a["x"].erfc(),
+    "erfinv": lambda L, a: (a["p"] / 3).erfinv(),
+    "i0": lambda L, a: a["x"].i0(),
+    "entr": lambda L, a: L.special.entr(a["p"]),
+    "sinc": lambda L, a: a["x"].sinc(),
+    "polygamma": lambda L, a: L.polygamma(1, a["p"]),
+    "logit": lambda L, a: L.logit(a["p"] / 3, eps=0.1),
+    "xlogy": lambda L, a: L.xlogy(a["x"], a["p"]),
+    "xlogy_number": lambda L, a: L.xlogy(2.0, a["p"]),
+    "xlog1py": lambda L, a: L.special.xlog1py(a["x"], a["p"]),
+    "zeta": lambda L, a: L.special.zeta(a["p"] + 1, a["p"]),
 }
 
 
@@ -92,6 +114,24 @@ def test_saved_fields_match_pytorch(torch, case):
             assert mine[name] == value, name
 
 
+def test_special_functions_and_scans_save_pytorchs_fields():
+    a = _leaves(dt)
+    names = {
+        case: sorted(n for n in dir(CASES[case](dt, a).grad_fn) if n.startswith("_saved_"))
+        for case in ("exp2", "cumprod", "erfcx", "ndtri", "cumsum", "logit")
+    }
+    assert names == {
+        "exp2": ["_saved_result"],
+        "cumprod": ["_saved_dim", "_saved_result", "_saved_self"],
+        "erfcx": ["_saved_result", "_saved_self"],
+        "ndtri": ["_saved_result"],
+        "cumsum": ["_saved_dim"],
+        "logit": ["_saved_eps", "_saved_self"],
+    }
+    node = CASES["erfcx"](dt, a).grad_fn
+    assert node._saved_self is a["x"] and node._saved_result.grad_fn is node
+
+
 RAW_CASES = [
     "mul",
     "div",
@@ -104,6 +144,10 @@ RAW_CASES = [
     "pow_tensor",
     "mm",
     "softmax",
+    "exp2",
+    "cumprod",
+    "erfcx",
+    "xlogy",
 ]
 
 

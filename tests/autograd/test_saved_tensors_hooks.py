@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 import disttorch as dt
@@ -157,3 +158,40 @@ def _pack_order(lib, case):
 def test_hooks_see_saved_tensors_in_pytorch_order(torch, case):
     # the autograd tutorial prints its hooks: ``a * b`` packs b, then a, as PyTorch's MulBackward0
     assert _pack_order(dt, case) == _pack_order(torch, case)
+
+
+def _linear_relu_softmax_packs(L) -> tuple:
+    """The shapes a pack hook sees for ``softmax(relu(linear(x)))``, in order, and the
+    gradients of backward through unpacked copies."""
+    L.manual_seed(0)
+    lin = L.nn.Linear(4, 3)
+    x = L.randn(2, 4, requires_grad=True)
+    shapes = []
+
+    def pack(t):
+        shapes.append(tuple(t.shape))
+        return t.detach().clone()
+
+    with L.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = L.softmax(L.relu(lin(x)), -1)
+    (y * L.arange(3.0)).sum().backward()
+    return shapes, [t.grad.numpy() for t in (x, lin.weight, lin.bias)]
+
+
+def test_pack_hook_sees_pytorchs_saved_tensors_of_linear_relu_softmax():
+    shapes, grads = _linear_relu_softmax_packs(dt)
+    # addmm's input and W.t(), relu's result, softmax's result: as PyTorch's nodes save them
+    assert shapes == [(2, 4), (4, 3), (2, 3), (2, 3)]
+    dt.manual_seed(0)
+    lin, x = dt.nn.Linear(4, 3), dt.randn(2, 4, requires_grad=True)
+    (dt.softmax(dt.relu(lin(x)), -1) * dt.arange(3.0)).sum().backward()
+    for got, expected in zip(grads, (x.grad, lin.weight.grad, lin.bias.grad)):
+        np.testing.assert_allclose(got, expected.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parity
+def test_pack_hook_counts_as_pytorch(torch):
+    ours, theirs = _linear_relu_softmax_packs(dt), _linear_relu_softmax_packs(torch)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -22,7 +22,9 @@ from ..._dtype import c_type_name, from_numpy
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
+from ...autograd.forward_ad import refuse_tangents
 from ...autograd.function import Function, named_node
+from ...autograd.grad_reads import reads_inputs
 from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
 from ...kernels.flash_attention import flash_backward, flash_forward
@@ -40,6 +42,8 @@ from .dropout import dropout
 from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+_FLASH = "_scaled_dot_product_flash_attention_for_cpu"  # PyTorch's op, where its CPU build routes to flash
 
 
 @functools.lru_cache(maxsize=16)
@@ -338,9 +342,12 @@ def _attention(
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     low = q.dtype if fused and q.dtype.itemsize == 2 and q.dtype.kind in "fV" else None
-    return ScaledDotProductAttention.apply(
+    if fused:  # PyTorch's CPU flash kernel has no forward rule and a backward not differentiable
+        refuse_tangents(_FLASH, query, key, value, attn_mask)
+    out = ScaledDotProductAttention.apply(
         query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low, groups
     )
+    return reads_inputs(out, f"aten::{_FLASH}_backward") if fused else out
 
 
 @autocast_op("lower")

@@ -36,6 +36,7 @@ import numpy as np
 from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.grad_mode import grads_batched
 from ...autograd.saved_fields import kept, saved
 from ...kernels import torch_batch_norm
 from ...kernels.norms import (
@@ -658,6 +659,14 @@ class LayerNormFn(Function):
 
         def batched(g):  # a batch of output gradients in front
             need_x, need_w, need_b = needed_grads(ctx, 3)
+            if grads_batched[0] and getattr(ctx, "mean", None) is not None and g.dtype == np.float32:
+                # is_grads_batched: PyTorch's float32 kernel entry by entry (its legacy vmap has
+                # no rule for the op), so each entry has the bits of its own pass
+                per_entry = [grads(e) for e in g]
+                return tuple(
+                    np.stack([p[k] for p in per_entry]) if need else None
+                    for k, need in enumerate((need_x, need_w, need_b))
+                )
             exact = _layer_norm_batched_float32(ctx, weight, g, need_x, need_w, need_b)
             if exact is not None:
                 return exact
