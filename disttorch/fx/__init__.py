@@ -12,7 +12,7 @@ from .. import _function_dispatch
 
 _function_dispatch.install()
 
-from . import _pytree, node, passes, proxy  # noqa: E402
+from . import _pytree, experimental, node, passes, proxy  # noqa: E402
 from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap  # noqa: E402
 from .graph import Graph  # noqa: E402
 from .graph_module import GraphModule  # noqa: E402
@@ -30,6 +30,7 @@ __all__ = [
     "Proxy",
     "Tracer",
     "Transformer",
+    "experimental",
     "has_side_effect",
     "map_arg",
     "node",

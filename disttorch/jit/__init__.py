@@ -24,6 +24,13 @@ from .._module_archive import SCRIPT_MODULE
 from .._module_archive import read as read_archive
 from ..nn.modules.module import Module
 from . import _recursive  # noqa: F401 (torch.jit._recursive, reached as an attribute)
+from ._fuser import (
+    enable_onednn_fusion,
+    fuser,
+    onednn_fusion_enabled,
+    optimized_execution,
+    set_fusion_strategy,
+)
 from ._script_module import (
     Attribute,
     RecursiveScriptModule,
@@ -42,19 +49,25 @@ __all__ = [
     "ScriptModule",
     "TopLevelTracedModule",
     "TracedModule",
+    "TracerWarning",
     "annotate",
+    "enable_onednn_fusion",
     "export",
     "fork",
     "freeze",
+    "fuser",
     "ignore",
     "is_scripting",
     "is_tracing",
     "load",
+    "onednn_fusion_enabled",
     "optimize_for_inference",
+    "optimized_execution",
     "save",
     "script",
     "script_if_tracing",
     "script_method",
+    "set_fusion_strategy",
     "trace",
     "trace_module",
     "unused",
@@ -62,6 +75,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+
+class TracerWarning(Warning):
+    """The warning a trace gives where it may not generalise (programs filter it by this
+    class; disttorch's trace runs the eager code and never raises it)."""
+
+    @staticmethod
+    def ignore_lib_warnings() -> None:
+        """Hide tracer warnings raised from inside the library, as PyTorch's."""
+        warnings.filterwarnings("ignore", category=TracerWarning, module="torch.(?!jit)")
 
 
 def script(

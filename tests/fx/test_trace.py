@@ -282,3 +282,16 @@ def test_star_args_code_matches_pytorch(torch):
             return self.lin(x) * scale + args[0] + kwargs["b"]
 
     assert fx.symbolic_trace(_Starred()).code == torch.fx.symbolic_trace(Starred()).code
+
+
+def test_traced_sequential_graph_matches_pytorch(torch):
+    """A Sequential traced as the root has an unannotated placeholder, as PyTorch's."""
+
+    class Tracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return True
+
+    ours = Tracer().trace(dt.nn.Sequential(dt.nn.Linear(2, 3), dt.nn.ReLU()))
+    theirs = torch.fx.Tracer().trace(torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU()))
+    assert str(ours) == str(theirs)
+    assert "%input_1 : [num_users=1] = placeholder[target=input]" in str(ours)

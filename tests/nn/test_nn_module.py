@@ -354,6 +354,19 @@ def test_full_backward_pre_hook_replaces_grad_output():
     np.testing.assert_array_equal(m.w.grad.numpy(), [2.0, 2.0])
 
 
+def test_full_backward_hook_without_input_grads_warns_and_takes_no_gradients():
+    """No input requires grad: the hook fires with grad_input (None,), PyTorch's warning names
+    the line that called backward, and a hook returning a gradient is refused."""
+    m = Leaf()
+    m.register_full_backward_hook(lambda mod, gi, go: (None,))
+    with pytest.warns(UserWarning, match="no inputs require gradients") as record:
+        m(dt.ones(2)).sum().backward()
+    assert record[0].filename == __file__
+    m.register_full_backward_hook(lambda mod, gi, go: (go[0],))
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="should always return None"):
+        m(dt.ones(2)).sum().backward()
+
+
 # ---------------------------------------------------------------------- repr, dir, copies
 def test_nested_repr():
     m = nn.Sequential(Leaf(), nn.Sequential(Leaf(3)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..._native_warnings import warn
 from ..._tensor import Tensor
 from ...autograd.function import Function
 
@@ -27,7 +28,7 @@ class _CaptureOutputGrads(Function):
         grads = ctx.state.run_pre(grads)
         ctx.state.grad_output = grads
         if not ctx.state.input_captured:
-            ctx.state.run((None,) * ctx.state.n_args)
+            ctx.state.run_without_inputs()
         return (None,) + grads
 
 
@@ -89,6 +90,23 @@ class BackwardHook:
                     )
                 grad_input = result
         return grad_input
+
+    def run_without_inputs(self) -> None:
+        """Call the hooks when no input requires grad (``grad_input`` all None), warning as
+        PyTorch does; a hook may not return gradients then."""
+        warn(
+            "Full backward hook is firing when gradients are computed with respect to module outputs "
+            "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+            "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details."
+        )
+        grad_input = (None,) * self.n_args
+        for hook in self.hooks:
+            result = hook(self.module, grad_input, self.grad_output)
+            if result is not None and not (isinstance(result, tuple) and all(r is None for r in result)):
+                raise RuntimeError(
+                    "Backward hook for Modules where no input requires gradient should always return "
+                    "None or None for all gradients."
+                )
 
     def setup_input_hook(self, args: tuple) -> tuple:
         self.n_args = len(args)

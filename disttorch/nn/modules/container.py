@@ -127,7 +127,11 @@ class Sequential(Module):
     def __dir__(self) -> list:
         return [k for k in super().__dir__() if not k.isdigit()]
 
-    def forward(self, input: Any) -> Any:
+    def forward(self, input):
+        """Run ``input`` through each module in turn.
+
+        Unannotated, as PyTorch's: ``torch.fx`` prints a root's annotations into its graph
+        (``%input_1 : typing.Any``), so a traced Sequential reads as PyTorch's does."""
         for module in self._modules.values():
             input = module(input)
         return input
