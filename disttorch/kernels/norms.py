@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import moments_rows
 from .jit import compiled
 from .threads import astype, get_num_threads, parallel_for
 
@@ -64,11 +65,11 @@ def layer_norm_float32(
 ) -> tuple | None:
     """Layer norm of the float32 rows of ``x`` ``(R, D)`` as PyTorch's CPU kernel computes it,
     to the bit (see :mod:`disttorch.kernels.moments_loops`): ``(out, x̂, mean, rstd)``, the
-    last two ``(R, 1)``; or ``None`` without numba (then :func:`normalize_rows`, within
-    float32 rounding of it). Each thread takes a range of rows."""
+    last two ``(R, 1)``. Without numba the same steps run in NumPy, all rows at once
+    (:mod:`.moments_rows`). Each thread takes a range of rows."""
     loops = compiled(_load_moments_loops)
     if loops is None:
-        return None
+        return _layer_norm_float32_numpy(x, eps, weight, bias)
     x = np.ascontiguousarray(x)
     none = np.empty(0, np.float32)
     w = none if weight is None else np.ascontiguousarray(weight.reshape(-1))
@@ -81,6 +82,26 @@ def layer_norm_float32(
         loops.layer_norm_rows(
             x[start:stop], mean[start:stop, 0], rstd[start:stop, 0], w, b, xhat[start:stop], out[start:stop]
         )
+
+    parallel_for(len(x), rows, work=LAYER_NORM_WORK * x.size)
+    return out, xhat, mean, rstd
+
+
+def _layer_norm_float32_numpy(
+    x: np.ndarray, eps: float, weight: np.ndarray | None, bias: np.ndarray | None
+) -> tuple:
+    """:func:`layer_norm_float32` without numba."""
+    w = None if weight is None else weight.reshape(-1)
+    b = None if bias is None else bias.reshape(-1)
+    out, xhat = np.empty_like(x), np.empty_like(x)
+    mean, rstd = np.empty((len(x), 1), np.float32), np.empty((len(x), 1), np.float32)
+
+    def rows(start: int, stop: int) -> None:
+        with np.errstate(invalid="ignore", divide="ignore"):  # rows of no elements: NaN
+            mean[start:stop, 0], rstd[start:stop, 0] = moments_rows.row_moments(x[start:stop], eps)
+            out[start:stop], xhat[start:stop] = moments_rows.layer_norm_rows(
+                x[start:stop], mean[start:stop], rstd[start:stop], w, b
+            )
 
     parallel_for(len(x), rows, work=LAYER_NORM_WORK * x.size)
     return out, xhat, mean, rstd
