@@ -1,6 +1,7 @@
-"""Float32 layer norm as PyTorch's CPU kernel computes it, in NumPy: the steps of
-:mod:`.moments_loops` (numba's form, which takes one row at a time) taken by every row at
-once, for a Python without numba.
+"""Float32 layer norm and its gradients as PyTorch's CPU kernel computes them, in NumPy: the
+steps of :mod:`.moments_loops` (numba's form, which takes one row at a time) taken by every
+row at once, for a Python without numba (the weight and bias gradients, which add the rows
+one after another, take them one at a time, each step on a whole row).
 
 A row's length alone fixes the steps (how many 8-lane vectors, 16-vector Welford chunks and
 cascade merges; the elements after the last vector), so all rows go through them together:
@@ -15,7 +16,7 @@ import numpy as np
 
 from .fma import fma
 
-__all__ = ["layer_norm_rows", "row_moments"]
+__all__ = ["layer_norm_input_grad_rows", "layer_norm_param_grad_rows", "layer_norm_rows", "row_moments"]
 
 _LANES = 8  # float32 lanes of the vectors PyTorch's layer-norm kernel uses
 _CHUNK = 16  # vectors per Welford chunk (kChunkSize)
@@ -96,3 +97,71 @@ def layer_norm_rows(
     b = np.zeros((), _F32) if bias is None else bias
     out = fma(xhat, weight, b) if weight is not None else fma(centred, rstd, b)
     return out.astype(_F32, copy=False), xhat
+
+
+def layer_norm_param_grad_rows(
+    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, acc_w: np.ndarray, acc_b: np.ndarray
+) -> None:
+    """Adds each row's ``g * x̂`` into ``acc_w`` and its ``g`` into ``acc_b`` (``(D,)``; an
+    empty one is skipped), row after row, as
+    :func:`.moments_loops.layer_norm_param_grad_rows`: ``acc_w = fma(g, fma(a, x, b), acc_w)``
+    with ``a = rstd``, ``b = -a * mean``."""
+    if acc_w.size:
+        a = rstd.reshape(-1, 1)
+        xhat = fma(a, x, -a * mean.reshape(-1, 1))
+        for r in range(len(x)):
+            acc_w[:] = fma(g[r], xhat[r], acc_w)
+    if acc_b.size:
+        for r in range(len(x)):
+            acc_b += g[r]
+
+
+def _fold_lanes(v: np.ndarray) -> np.ndarray:
+    """The sums of the rows of 8 lanes ``(R, 8)`` as PyTorch's vector reduction folds them."""
+    low = (v[:, 0] + v[:, 4]) + (v[:, 2] + v[:, 6])
+    return low + ((v[:, 1] + v[:, 5]) + (v[:, 3] + v[:, 7]))
+
+
+def _grad_sums(g: np.ndarray, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``ds = sum(g * x * w)`` and ``db = sum(g * w)`` (``w`` empty: 1) as
+    :func:`.moments_loops._grad_sums` sums them: 8 lanes over the whole vectors, the part
+    vector fused, the lanes folded; a row shorter than a vector in order."""
+    with_weight = w.size > 0
+    ps = g * x
+    ps, pb = (ps * w, g * w) if with_weight else (ps, g)
+    n = x.shape[1]
+    if n < _LANES:
+        ds, db = ps[:, 0], pb[:, 0]
+        for j in range(1, n):
+            ds, db = ds + ps[:, j], db + pb[:, j]
+        return ds, db
+    full = n - n % _LANES
+    s, t = ps[:, :_LANES].copy(), pb[:, :_LANES].copy()
+    for at in range(_LANES, full, _LANES):
+        s += ps[:, at : at + _LANES]
+        t += pb[:, at : at + _LANES]
+    for j in range(full, n):
+        lane = j - full
+        if with_weight:
+            s[:, lane] = fma(g[:, j] * x[:, j], w[j], s[:, lane])
+            t[:, lane] = fma(g[:, j], w[j], t[:, lane])
+        else:
+            s[:, lane] = fma(g[:, j], x[:, j], s[:, lane])
+            t[:, lane] += g[:, j]
+    return _fold_lanes(s), _fold_lanes(t)
+
+
+def layer_norm_input_grad_rows(
+    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, weight: np.ndarray, gx: np.ndarray
+) -> None:
+    """``gx``, the input gradient of float32 layer norm for rows ``g``, ``x`` ``(R, D)`` (``mean``,
+    ``rstd`` ``(R,)``; ``weight`` empty for none), as
+    :func:`.moments_loops.layer_norm_input_grad_rows` computes it."""
+    ds, db = _grad_sums(g, x, weight)
+    scale = _F32(_F32(1.0) / _F32(x.shape[1]))
+    b = (((fma(db, mean, -ds) * rstd) * rstd) * rstd) * scale
+    c = fma(-b, mean, -((db * rstd) * scale))
+    ag = rstd[:, None] * g
+    if weight.size:
+        ag = ag * weight
+    gx[:] = fma(b[:, None], x, ag) + c[:, None]

@@ -62,7 +62,7 @@ def _load_moments_loops():
 
 def layer_norm_float32(
     x: np.ndarray, eps: float, weight: np.ndarray | None, bias: np.ndarray | None
-) -> tuple | None:
+) -> tuple:
     """Layer norm of the float32 rows of ``x`` ``(R, D)`` as PyTorch's CPU kernel computes it,
     to the bit (see :mod:`disttorch.kernels.moments_loops`): ``(out, x̂, mean, rstd)``, the
     last two ``(R, 1)``. Without numba the same steps run in NumPy, all rows at once
@@ -109,16 +109,14 @@ def _layer_norm_float32_numpy(
 
 def layer_norm_param_grads_float32(
     g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, need_w: bool, need_b: bool
-) -> tuple | None:
+) -> tuple:
     """The weight and bias gradients of float32 layer norm (``None`` where not needed),
     ``sum over rows of g * x̂`` and of ``g`` for ``g``, ``x`` ``(R, D)`` and the forward's
     ``mean``/``rstd`` ``(R, 1)``, as PyTorch's CPU kernel sums them, to the bit: the rows
     split in one contiguous share per thread, each share added row after row into zeroed
     buffers (:func:`.moments_loops.layer_norm_param_grad_rows`), then the buffers added in
-    order. ``None`` without numba."""
-    loops = compiled(_load_moments_loops)
-    if loops is None:
-        return None
+    order (in NumPy without numba: :mod:`.moments_rows`)."""
+    loops = compiled(_load_moments_loops) or moments_rows
     g, x = np.ascontiguousarray(g, np.float32), np.ascontiguousarray(x, np.float32)
     mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
     n = len(x)
@@ -146,14 +144,12 @@ def _buffers_sum(accs: np.ndarray) -> np.ndarray:
 
 def layer_norm_input_grad_float32(
     g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None
-) -> np.ndarray | None:
+) -> np.ndarray:
     """The input gradient of float32 layer norm for ``g``, ``x`` ``(R, D)``, the forward's
     ``mean``/``rstd`` ``(R, 1)`` and ``weight`` ``(D,)`` or ``None``, as PyTorch's CPU kernel
     computes it, to the bit (:func:`.moments_loops.layer_norm_input_grad_rows`); each thread
-    takes a range of rows. ``None`` without numba (then :func:`normalize_rows_backward`)."""
-    loops = compiled(_load_moments_loops)
-    if loops is None:
-        return None
+    takes a range of rows (in NumPy without numba: :mod:`.moments_rows`)."""
+    loops = compiled(_load_moments_loops) or moments_rows
     g, x = np.ascontiguousarray(g, np.float32), np.ascontiguousarray(x, np.float32)
     mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
     w = np.empty(0, np.float32) if weight is None else np.ascontiguousarray(weight.reshape(-1))
