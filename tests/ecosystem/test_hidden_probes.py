@@ -25,10 +25,12 @@ checkpoint naming, accumulation over two models and LocalSGD; einops layers and 
 with einx, safetensors' shared-storage checks and slices, and datasets into a DataLoader; x-transformers' attention and feed-forward variants, accelerate's model hooks,
 sharded checkpoints and TensorBoard tracker, PyG's message passing with max/min/mul and multi-aggregations and its
 scatter/softmax utilities; Lightning's bf16-mixed loop with gradient accumulation, clipping, top-k
-checkpoints restored by ``ckpt_path="best"`` and a learning-rate monitor; transformers' pipelines,
+checkpoints restored by ``ckpt_path="best"`` and a learning-rate monitor, and its automatic DDP on two
+CPU processes; transformers' Trainer with evaluation, metrics and the best checkpoint reloaded; transformers' pipelines,
 beam search, sampling, stopping criteria, sharded safetensors and a LoRA forward hook; accelerate's
 gradient accumulation and ``save_state``/``load_state``; torchmetrics' compute groups and retrieval
-metrics; PyG's GAT/GIN mini-batches with pooling; Opacus's ``make_private_with_epsilon``). A probe skips when its library is not installed in
+metrics; PyG's GAT/GIN mini-batches with pooling, its dense-batch and subgraph
+utilities, SAGEConv and TopKPooling; Opacus's ``make_private_with_epsilon``). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 
