@@ -27,8 +27,9 @@ sharded checkpoints and TensorBoard tracker, PyG's message passing with max/min/
 scatter/softmax utilities; Lightning's bf16-mixed loop with gradient accumulation, clipping, top-k
 checkpoints restored by ``ckpt_path="best"`` and a learning-rate monitor, and its automatic DDP on two
 CPU processes; transformers' Trainer with evaluation, metrics and the best checkpoint reloaded; transformers' pipelines,
-beam search, sampling, stopping criteria, sharded safetensors and a LoRA forward hook; accelerate's
-gradient accumulation and ``save_state``/``load_state``; torchmetrics' compute groups and retrieval
+beam search, sampling, stopping criteria, sharded safetensors and a LoRA forward hook; transformers' transition scores, logits processors and
+static cache in generation; accelerate's gradient accumulation, ``save_state``/``load_state`` and
+bf16 mixed precision; torchmetrics' compute groups and retrieval
 metrics; PyG's GAT/GIN mini-batches with pooling, its dense-batch and subgraph
 utilities, SAGEConv and TopKPooling; Opacus's ``make_private_with_epsilon``). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
