@@ -8,7 +8,8 @@ shapes are specialised to the example's as PyTorch's export does, and a forward 
 loop or branch on them. A forward wrapped by a decorator taking ``(*args, **kwargs)`` and
 one returning a registered pytree container (transformers' ``ModelOutput``) are exported
 too, and a tensor's proxy answers ``isinstance(x, torch.Tensor)`` and ``callable(x)`` as the
-tensor does (einops picks its backend so). The graph is then run on the examples and checked against the module, and an
+tensor does (einops picks its backend so). The forward runs once, in the trace (a ``print`` in it prints once, as in
+PyTorch); the graph is then run on the examples and checked against the trace's result, and an
 :class:`ExportedProgram` returned. Its graph's nodes are the module's own calls (layers,
 torch functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)``
 shows that graph's code. Control flow on a tensor's values raises fx's ``TraceError``, as
@@ -185,7 +186,7 @@ def export(
     from .autograd.grad_mode import no_grad
 
     with no_grad():
-        expected, got = mod(*args, **kwargs), traced(*args, **kwargs)
+        expected, got = tracer.output_value(graph), traced(*args, **kwargs)
     if _pytree.tree_structure(expected) != _pytree.tree_structure(got):
         raise ValueError("torch.export: the traced graph returns another structure than the module")
     dims = _dynamic_dims(dynamic_shapes, list(bound.arguments))

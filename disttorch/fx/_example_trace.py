@@ -17,6 +17,7 @@ from typing import Any, Iterator
 from .._tensor import Tensor
 from ..utils import _pytree
 from ._symbolic_trace import Tracer
+from .graph import Graph
 from .node import Node, map_aggregate
 from .proxy import Attribute, Proxy
 
@@ -149,6 +150,20 @@ class ExampleTracer(Tracer):
             )
         return super().create_arg(a)
 
+    def output_value(self, graph: Graph) -> Any:
+        """What the traced forward returned on the examples, from the values recorded while
+        tracing (the forward is not run again: its side effects, a ``print``, happen once)."""
+        (output,) = (n for n in graph.nodes if n.op == "output")
+        return map_aggregate(output.args[0], self._value)
+
+    def _value(self, a: Any) -> Any:
+        """``a``'s value on the examples where ``a`` is a node; ``a`` itself otherwise."""
+        if not isinstance(a, Node):
+            return a
+        if "val" not in a.meta:  # made without a proxy (a buffer's get_attr, a container rebuilt)
+            a.meta["val"] = self._run(a)
+        return a.meta["val"]
+
     def _run(self, node: Node) -> Any:
         """``node``'s value on the examples (its inputs' values are already known)."""
         if node.op == "placeholder":
@@ -156,14 +171,7 @@ class ExampleTracer(Tracer):
         if node.op == "get_attr":
             return operator.attrgetter(node.target)(self.root)
 
-        def value(a: Any) -> Any:
-            if not isinstance(a, Node):
-                return a
-            if "val" not in a.meta:  # made without a proxy (a buffer or constant's get_attr)
-                a.meta["val"] = operator.attrgetter(a.target)(self.root)
-            return a.meta["val"]
-
-        args, kwargs = map_aggregate(node.args, value), map_aggregate(node.kwargs, value)
+        args, kwargs = map_aggregate(node.args, self._value), map_aggregate(node.kwargs, self._value)
         if node.op == "call_module":
             return self.root.get_submodule(node.target)(*args, **kwargs)
         if node.op == "call_method":

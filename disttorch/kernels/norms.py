@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import moments_rows
 from .jit import compiled
 from .threads import astype, get_num_threads, parallel_for
 
@@ -61,14 +62,14 @@ def _load_moments_loops():
 
 def layer_norm_float32(
     x: np.ndarray, eps: float, weight: np.ndarray | None, bias: np.ndarray | None
-) -> tuple | None:
+) -> tuple:
     """Layer norm of the float32 rows of ``x`` ``(R, D)`` as PyTorch's CPU kernel computes it,
     to the bit (see :mod:`disttorch.kernels.moments_loops`): ``(out, x̂, mean, rstd)``, the
-    last two ``(R, 1)``; or ``None`` without numba (then :func:`normalize_rows`, within
-    float32 rounding of it). Each thread takes a range of rows."""
+    last two ``(R, 1)``. Without numba the same steps run in NumPy, all rows at once
+    (:mod:`.moments_rows`). Each thread takes a range of rows."""
     loops = compiled(_load_moments_loops)
     if loops is None:
-        return None
+        return _layer_norm_float32_numpy(x, eps, weight, bias)
     x = np.ascontiguousarray(x)
     none = np.empty(0, np.float32)
     w = none if weight is None else np.ascontiguousarray(weight.reshape(-1))
@@ -86,18 +87,36 @@ def layer_norm_float32(
     return out, xhat, mean, rstd
 
 
+def _layer_norm_float32_numpy(
+    x: np.ndarray, eps: float, weight: np.ndarray | None, bias: np.ndarray | None
+) -> tuple:
+    """:func:`layer_norm_float32` without numba."""
+    w = None if weight is None else weight.reshape(-1)
+    b = None if bias is None else bias.reshape(-1)
+    out, xhat = np.empty_like(x), np.empty_like(x)
+    mean, rstd = np.empty((len(x), 1), np.float32), np.empty((len(x), 1), np.float32)
+
+    def rows(start: int, stop: int) -> None:
+        with np.errstate(invalid="ignore", divide="ignore"):  # rows of no elements: NaN
+            mean[start:stop, 0], rstd[start:stop, 0] = moments_rows.row_moments(x[start:stop], eps)
+            out[start:stop], xhat[start:stop] = moments_rows.layer_norm_rows(
+                x[start:stop], mean[start:stop], rstd[start:stop], w, b
+            )
+
+    parallel_for(len(x), rows, work=LAYER_NORM_WORK * x.size)
+    return out, xhat, mean, rstd
+
+
 def layer_norm_param_grads_float32(
     g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, need_w: bool, need_b: bool
-) -> tuple | None:
+) -> tuple:
     """The weight and bias gradients of float32 layer norm (``None`` where not needed),
     ``sum over rows of g * x̂`` and of ``g`` for ``g``, ``x`` ``(R, D)`` and the forward's
     ``mean``/``rstd`` ``(R, 1)``, as PyTorch's CPU kernel sums them, to the bit: the rows
     split in one contiguous share per thread, each share added row after row into zeroed
     buffers (:func:`.moments_loops.layer_norm_param_grad_rows`), then the buffers added in
-    order. ``None`` without numba."""
-    loops = compiled(_load_moments_loops)
-    if loops is None:
-        return None
+    order (in NumPy without numba: :mod:`.moments_rows`)."""
+    loops = compiled(_load_moments_loops) or moments_rows
     g, x = np.ascontiguousarray(g, np.float32), np.ascontiguousarray(x, np.float32)
     mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
     n = len(x)
@@ -125,14 +144,12 @@ def _buffers_sum(accs: np.ndarray) -> np.ndarray:
 
 def layer_norm_input_grad_float32(
     g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None
-) -> np.ndarray | None:
+) -> np.ndarray:
     """The input gradient of float32 layer norm for ``g``, ``x`` ``(R, D)``, the forward's
     ``mean``/``rstd`` ``(R, 1)`` and ``weight`` ``(D,)`` or ``None``, as PyTorch's CPU kernel
     computes it, to the bit (:func:`.moments_loops.layer_norm_input_grad_rows`); each thread
-    takes a range of rows. ``None`` without numba (then :func:`normalize_rows_backward`)."""
-    loops = compiled(_load_moments_loops)
-    if loops is None:
-        return None
+    takes a range of rows (in NumPy without numba: :mod:`.moments_rows`)."""
+    loops = compiled(_load_moments_loops) or moments_rows
     g, x = np.ascontiguousarray(g, np.float32), np.ascontiguousarray(x, np.float32)
     mean, rstd = np.ascontiguousarray(mean.reshape(-1)), np.ascontiguousarray(rstd.reshape(-1))
     w = np.empty(0, np.float32) if weight is None else np.ascontiguousarray(weight.reshape(-1))

@@ -246,5 +246,27 @@ def __getattr__(name: str) -> Any:
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
     if name not in _NAMESPACES:
-        _NAMESPACES[name] = op_namespace.OpNamespace(name, FAMILIES if name == "aten" else ())
+        if name != "aten":
+            _NAMESPACES[name] = op_namespace.OpNamespace(name)
+            return _NAMESPACES[name]
+
+        def aten_function(op: str) -> Any:
+            """An ATen operator no op family has: one the modules registering ATen steps
+            register (whether or not they were loaded yet), else ``torch.<op>`` or
+            ``torch.nn.functional.<op>`` (a lazy re-export, looked up on first call)."""
+            import disttorch
+
+            from ..nn import functional
+            from . import aten_impls  # noqa: F401  (registers its operators)
+
+            registered = op_namespace.REGISTERED.get(f"aten::{op}")
+            if registered is not None:
+                return registered
+            for home in (disttorch, functional):
+                fn = getattr(home, op, None)
+                if callable(fn) and not isinstance(fn, type):
+                    return fn
+            return None
+
+        _NAMESPACES[name] = op_namespace.OpNamespace(name, FAMILIES, aten_function)
     return _NAMESPACES[name]

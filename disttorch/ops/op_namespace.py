@@ -7,7 +7,10 @@ names every operator: a packet (``aten.add``) and its overloads (``aten.add.Tens
 stable, hashable objects, and calling one runs disttorch's op of that name (the Tensor
 method, or the function of an op family) with the arguments given. An ATen operator that
 disttorch has no op for (``aten._sparse_addmm``) can be named but raises
-``NotImplementedError`` when called. Other namespaces hold operators of C++ extensions,
+``NotImplementedError`` when called. An operator is resolved on its first call, whatever has
+been imported before: a Tensor method, an op family's function, an ATen step registered here
+(:data:`REGISTERED`, also by modules that load later), or the function of its name in ``torch``
+or ``torch.nn.functional`` (``aten._grouped_mm``, ``aten.conv2d``). Other namespaces hold operators of C++ extensions,
 which cannot load here: their ops raise ``AttributeError`` as when the extension is absent,
 unless ``torch.library`` registered them by name (:data:`REGISTERED`). The profiler's range
 operators (``torch.ops.profiler._record_function_enter``/``_exit``, which code traced through
@@ -138,10 +141,16 @@ class OpOverloadPacket:
 class OpNamespace(types.ModuleType):
     """``torch.ops.<namespace>``: its operators by name (cached, so each is one object)."""
 
-    def __init__(self, name: str, families: Iterable[types.ModuleType] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        families: Iterable[types.ModuleType] = (),
+        fallback: Callable[[str], Callable | None] | None = None,
+    ) -> None:
         super().__init__(f"torch.ops.{name}")
         self.name = name
         self._families = list(families)
+        self._fallback = fallback  # the operator of a name nothing above has: from a higher layer
         self._packets: dict[str, OpOverloadPacket] = {}
 
     def _function(self, op: str) -> Callable | None:
@@ -154,7 +163,7 @@ class OpNamespace(types.ModuleType):
             fn = getattr(family, op, None)
             if callable(fn) and not isinstance(fn, type):
                 return fn
-        return None
+        return None if self._fallback is None else self._fallback(op)
 
     def __getattr__(self, op: str) -> OpOverloadPacket:
         if op.startswith("__") or not (self._families or f"{self.name}::{op}" in REGISTERED):

@@ -12,7 +12,8 @@ under DDP (``torch._C._distributed_c10d.Reducer``), accelerate's ``clip_grad_val
 gradient (PyTorch raises), Opacus's adaptive clipping (``torch.normal`` with a 0-dim tensor std and
 ``size``), transformers' Longformer global attention (an in-place write through a view of an
 einsum's permuted result), PyG's ASAPooling (``index_select`` of a sparse COO matrix), PyG's ``HashTensor`` repr (``torch._tensor_str._str_intern``), transformers' SEW-D (``torch._C.Graph``/``Value`` annotations at import, and its ``XSoftmax`` Function, which changes its output in place before saving it), TensorBoard's ``add_graph`` (its ``step1`` run metadata), ``torch.jit.trace`` of transformers models (a traced module's ``ModelOutput`` as a plain dict), Lightning's ``bf16-mixed`` training through ``LayerNorm`` (a bfloat16 input with float32 parameters: their gradients summed in a bfloat16 buffer, row by row), ``torch.export`` of transformers models (decorated
-forwards, sizes read by the forward, ``ModelOutput``)); others keep
+forwards, sizes read by the forward, ``ModelOutput``), ``torch.export`` running a printing forward once and
+``torch.ops.aten`` operators called before anything loads them (einops' export probe)); others keep
 working usages working (Lightning's Tuner; Lightning's callbacks, loggers and loop limits;
 transformers' generate variants; accelerate's meta-device loading and offloading; Opacus's
 grad-sample modes, DP recurrent layers and accountants; PyG's attention convolutions, autoencoders and explainer;
@@ -23,7 +24,14 @@ BART beam search with ``no_repeat_ngram_size``, GPT-2 with gradient checkpointin
 checkpoint naming, accumulation over two models and LocalSGD; einops layers and ``pack``/``unpack``
 with einx, safetensors' shared-storage checks and slices, and datasets into a DataLoader; x-transformers' attention and feed-forward variants, accelerate's model hooks,
 sharded checkpoints and TensorBoard tracker, PyG's message passing with max/min/mul and multi-aggregations and its
-scatter/softmax utilities). A probe skips when its library is not installed in
+scatter/softmax utilities; Lightning's bf16-mixed loop with gradient accumulation, clipping, top-k
+checkpoints restored by ``ckpt_path="best"`` and a learning-rate monitor, and its automatic DDP on two
+CPU processes; transformers' Trainer with evaluation, metrics and the best checkpoint reloaded; transformers' pipelines,
+beam search, sampling, stopping criteria, sharded safetensors and a LoRA forward hook; transformers' transition scores, logits processors and
+static cache in generation; accelerate's gradient accumulation, ``save_state``/``load_state`` and
+bf16 mixed precision; torchmetrics' compute groups and retrieval
+metrics; PyG's GAT/GIN mini-batches with pooling, its dense-batch and subgraph
+utilities, SAGEConv and TopKPooling; Opacus's ``make_private_with_epsilon``). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 

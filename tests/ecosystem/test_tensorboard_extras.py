@@ -102,7 +102,49 @@ def test_add_graph_draws_operators_in_module_scopes_as_pytorch(torch):
     ours = _graph_facts(module_graph(net(dt), (dt.ones(5, 4),)))
     theirs = _graph_facts(graph(net(torch), (torch.ones(5, 4),))[0])
     assert [f[:3] for f in ours] == [f[:3] for f in theirs]
-    assert [f[3:] for f in ours if len(f) > 2] == [(3,), (1,), (1,), (3,), (1,)]  # (no constants)
+    assert [f[3:] for f in ours if len(f) > 2] == [(3,), (2,), (1,), (3,), (2,)]  # (constants: 2, 1)
+
+
+def _constant_edges(T, graph_def) -> list:
+    """Each operation's inputs as (op, attr) of the nodes they come from, for a forward whose
+    calls pass every argument of their operators (PyTorch draws its schema's defaults too)."""
+
+    class Net(T.nn.Module):
+        def forward(self, x, y):
+            a = T.nn.functional.gelu(x, approximate="tanh")
+            b = T.cat([a, y], dim=1)
+            c = T.nn.functional.dropout(b, p=0.5, training=False)
+            return c.clamp(min=None, max=2.0)
+
+    graph_def = graph_def(Net(), (T.ones(2, 3), T.ones(2, 2)))
+    nodes = {n.name: n for n in graph_def.node}
+    return [
+        (n.op, [(nodes[i].op, nodes[i].attr["attr"].s.decode()) for i in n.input])
+        for n in graph_def.node
+        if n.op.startswith("aten::")
+    ]
+
+
+def test_add_graph_draws_constants_and_lists():
+    # numbers, strings, flags and None were not drawn, nor the list torch.cat takes
+    from disttorch.utils.tensorboard.graph import module_graph
+
+    edges = _constant_edges(dt, module_graph)
+    assert edges[1] == (
+        "aten::cat",
+        [("prim::ListConstruct", "{}"), ("prim::Constant", "{ value : 1}")],
+    )
+    assert edges[3][1][1:] == [("prim::Constant", "{}"), ("prim::Constant", "{ value : 2.0}")]
+
+
+@pytest.mark.parity
+def test_add_graph_draws_constants_as_pytorch(torch):
+    from torch.utils.tensorboard._pytorch_graph import graph
+
+    from disttorch.utils.tensorboard.graph import module_graph
+
+    theirs = _constant_edges(torch, lambda m, x: graph(m, x)[0])
+    assert _constant_edges(dt, module_graph) == theirs
 
 
 @pytest.mark.parity

@@ -170,6 +170,34 @@ def test_a_decorated_forward_is_exported_with_the_examples_shapes():
     assert facts[:2] == ["Out", ("x",)] and facts[3]
 
 
+def _forward_calls(L):
+    """How often ``export`` runs a module's own forward (a ``print`` in it shows each run),
+    the module returning a registered pytree container, made again in the graph."""
+    import collections
+
+    Pair = collections.namedtuple("Pair", "a b")
+    calls = []
+
+    class Net(L.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = L.nn.Linear(3, 2)
+
+        def forward(self, x):
+            calls.append(tuple(x.shape))
+            return Pair(self.fc(x).relu(), x.sum())
+
+    L.manual_seed(0)
+    ep = L.export.export(Net(), (L.ones(4, 3),))
+    out = ep.module()(L.ones(4, 3))
+    return calls, type(out).__name__, tuple(out.a.shape)
+
+
+def test_export_runs_the_forward_once():
+    # PyTorch 2.13 answers the same (its forward's one run sees FakeTensors)
+    assert _forward_calls(dt) == ([(4, 3)], "Pair", (4, 2))
+
+
 def test_symbolic_trace_fixes_the_kwargs_of_a_wrapped_forward():
     import functools
 

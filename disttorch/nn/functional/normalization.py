@@ -705,14 +705,12 @@ def _layer_norm_input_grad(
     ctx: LayerNormFn, weight: Tensor | None, g2: np.ndarray, xhat: np.ndarray
 ) -> np.ndarray:
     """``layer_norm``'s input gradient: PyTorch's float32 kernel, to the bit, where the
-    forward kept PyTorch's row statistics (numba), else through ``x̂`` in NumPy's order."""
+    forward kept PyTorch's row statistics (a float32 input), else through ``x̂`` in NumPy's order."""
     w = weight._data.reshape(-1) if weight is not None else None
     mean = getattr(ctx, "mean", None)
     if mean is not None and g2.dtype == np.float32:
         x = ctx.inputs[0]._data.reshape(xhat.shape)
-        exact = layer_norm_input_grad_float32(g2, x, mean, ctx.rstd, w)
-        if exact is not None:
-            return exact
+        return layer_norm_input_grad_float32(g2, x, mean, ctx.rstd, w)
     return normalize_rows_backward(g2 * w if w is not None else g2, xhat, ctx.rstd)
 
 
@@ -721,13 +719,11 @@ def _layer_norm_param_grads(
 ) -> tuple:
     """``layer_norm``'s weight and bias gradients (``None`` where not needed), the column sums
     of ``g * x̂`` and of ``g``: in PyTorch's order for float32 where the forward kept
-    PyTorch's row statistics (numba), else by ``einsum`` and :func:`column_sum`."""
+    PyTorch's row statistics (a float32 input), else by ``einsum`` and :func:`column_sum`."""
     mean = getattr(ctx, "mean", None)
     if mean is not None and g2.dtype == np.float32 and (need_w or need_b):
         x = ctx.inputs[0]._data.reshape(xhat.shape)
-        exact = layer_norm_param_grads_float32(g2, x, mean, ctx.rstd, need_w, need_b)
-        if exact is not None:
-            return exact
+        return layer_norm_param_grads_float32(g2, x, mean, ctx.rstd, need_w, need_b)
     return (np.einsum("ij,ij->j", g2, xhat) if need_w else None, column_sum(g2) if need_b else None)
 
 
@@ -736,7 +732,7 @@ def _layer_norm_batched_float32(
 ) -> tuple | None:
     """``layer_norm``'s gradients for a batch of float32 output gradients ``g`` (the batch in
     front) as PyTorch's ``vmap`` rule computes them, to the bit where the forward kept
-    PyTorch's row statistics (numba; else None): the bias gradient ``g`` summed over the
+    PyTorch's row statistics (a float32 input; else None): the bias gradient ``g`` summed over the
     input's leading dims and the weight gradient ``g * x̂`` (``x̂ = (x - mean) * rstd``) so,
     by PyTorch's ``sum`` over those dims of the batched array; the input gradient by its
     kernel without a weight over the batch's rows, of ``g * weight``."""
@@ -763,10 +759,7 @@ def _layer_norm_batched_float32(
             np.tile(mean, (b, 1)),
             np.tile(ctx.rstd, (b, 1)),
             None,
-        )
-        if gx is None:
-            return None
-        gx = gx.reshape(g.shape)
+        ).reshape(g.shape)
     gw = over_front(g * ((x - mean) * ctx.rstd).reshape(g.shape[1:])) if need_w else None
     return gx, gw, over_front(g) if need_b else None
 

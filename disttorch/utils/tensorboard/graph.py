@@ -9,9 +9,15 @@ PyTorch's trace records ``aten`` operators: one node per operation, named by its
 each operation (or input) that made a tensor it takes. A module's parameters and buffers an
 operation takes are ``prim::GetAttr`` nodes (``Net/Linear[fc1]/weight/weight``). The inputs
 are ``IO Node``s named after ``forward``'s parameters (``input/x``), the outputs
-``output/output.1``, ... Differences from PyTorch's: node names end in the operator's name,
-not TorchScript's value numbers, and numbers and other constants an operation takes are not
-drawn (PyTorch's ``prim::Constant``/``prim::ListConstruct`` nodes).
+``output/output.1``, ... The numbers, flags, strings and ``None`` an operation is called with
+are ``prim::Constant`` nodes (``attr`` ``"{ value : 1}"``, a flag as 0 or 1, ``None`` with no
+value, ``"{}"``), and a list or tuple of them or of tensors a ``prim::ListConstruct`` node
+(``torch.cat``'s tensors), each an input of the operation in the order of its arguments (an
+``inplace`` flag is none: ATen's in-place form is an operator of its own).
+Differences from PyTorch's: node names end in the operator's name (``Net/linear``,
+``Net/constant.2``), not TorchScript's value numbers, and the constants are the arguments the
+Python call passes, not every argument of the ``aten`` operator's schema (defaults left out
+are not drawn, nor dtypes and other objects).
 
 ``graph`` pairs the ``GraphDef`` with the run metadata PyTorch logs beside it: step statistics
 with one CPU device and no timings (TensorBoard lists it as the run ``step1``).
@@ -62,6 +68,17 @@ _REFLECTED = frozenset(
 )
 
 
+def _operator_arguments(func: Callable, args: tuple, kwargs: dict) -> list:
+    """The arguments of a call as its ``aten`` operator takes them: an ``inplace`` flag is
+    none (in ATen the in-place form is an operator of its own: ``F.relu(x, False)`` is
+    ``aten::relu(x)``)."""
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):  # (no signature to read: every argument)
+        return [*args, *kwargs.values()]
+    return [value for name, value in bound.items() if name != "inplace"]
+
+
 class _Recorder(TorchFunctionMode):
     """Records the operations called while the model runs, in the current module scope."""
 
@@ -96,13 +113,34 @@ class _Recorder(TorchFunctionMode):
             self.producer[id(t)] = f"{scope}/{attr}/{attr}"
         return self.producer.get(id(t))
 
+    def argument(self, value: Any) -> str | None:
+        """The node an operation's argument comes from: a tensor's source, a constant or a list
+        (drawn here, before the operation), or None for what is not drawn."""
+        if isinstance(value, Tensor):
+            return self.source(value)
+        scope = self.stack[-1]
+        if isinstance(value, (list, tuple)):
+            items = [self.argument(v) for v in value]
+            if any(item is None for item in items):
+                return None
+            name = self.unique(f"{scope}/list")
+            self.add(name, "prim::ListConstruct", items, [], "{}")
+            return name
+        if value is None or isinstance(value, (bool, int, float, str)):
+            name = self.unique(f"{scope}/constant")
+            shown = {} if value is None else {"value": int(value) if isinstance(value, bool) else value}
+            self.add(name, "prim::Constant", [], [], str(shown).replace("'", " "))
+            return name
+        return None
+
     def __torch_function__(
         self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
     ) -> Any:
         out = func(*args, **(kwargs or {}))
         produced = _tensors(out)
         if produced:
-            inputs = [s for s in map(self.source, _tensors((args, kwargs))) if s is not None]
+            drawn = map(self.argument, _operator_arguments(func, args, kwargs or {}))
+            inputs = [s for s in drawn if s is not None]
             name = _op_name(func)
             self.add(self.unique(f"{self.stack[-1]}/{name}"), f"aten::{name}", inputs, produced, "{}")
         return out
