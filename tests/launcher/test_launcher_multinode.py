@@ -117,7 +117,7 @@ def test_failure_on_one_node_stops_both_and_both_report_it(tmp_path):
         assert "rank 3 was the first to fail" in summary
         assert "rank       : 3 (local rank 1 on node 1)" in summary
         assert "ValueError: rank 3 cannot go on" in summary
-        assert "  ranks 0-2: stopped by the launcher (signal SIGTERM (15))" in summary
+        assert "  ranks 0-2: stopped by the launcher after rank 3 failed (signal SIGTERM (15))" in summary
     assert_all_gone(recorded_pids(tmp_path))
 
 
