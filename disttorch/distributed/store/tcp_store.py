@@ -391,6 +391,7 @@ class TCPStore(Store):
         """
         started = time.monotonic()
         deadline, notice = started + patience, started + CONNECT_NOTICE_S
+        self._watcher.check()  # a connection that came back while no request waited is up again
         handshakes = self._watcher.handshakes
         while True:
             now = time.monotonic()
