@@ -307,7 +307,7 @@ class ProcessGroup:
             return PeerDiedError(
                 f"{self.name(group_rank)} left the job before {self.name(self._rank)} could connect "
                 f"to it: its connection to the store dropped {seconds:.0f} s ago and did not come "
-                "back (its process ended or was killed, or its host was cut off; its output or "
+                "back (its process ended, was killed or frozen, or its host was cut off; its output or "
                 "its launcher says why)",
                 self.ranks[group_rank],
             )
