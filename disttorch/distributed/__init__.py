@@ -41,7 +41,9 @@ Environment variables:
 =============================  ============================================================
 """
 
+import copy as _copy
 import importlib as _importlib
+import importlib.abc as _importlib_abc
 import sys as _sys
 from types import ModuleType as _ModuleType
 
@@ -55,10 +57,33 @@ class _ApiFirst:
     outside :data:`LIGHT_SUBMODULES` loads the API first, as the eager package did (finds
     nothing itself)."""
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+    def find_spec(self, name: str, path: object = None, target: object = None):
         parts = name.split(".")
         if name.startswith(f"{__name__}.") and parts[len(__name__.split("."))] not in LIGHT_SUBMODULES:
             _load_api()
+            module = _sys.modules.get(name)
+            if getattr(module, "__spec__", None) is not None:  # the API imported it: hand it over
+                spec = _copy.copy(module.__spec__)
+                spec.loader = _Loaded(module)
+                module.__spec__ = spec  # (what the import system loads from, once found)
+                return spec
+        return None
+
+
+class _Loaded(_importlib_abc.Loader):
+    """Gives the import system a submodule that loading the API imported while the import
+    system was finding it; otherwise it would run that submodule a second time (two copies:
+    ``groups`` with two default groups)."""
+
+    def __init__(self, module: _ModuleType) -> None:
+        self._module = module
+        self._spec = module.__spec__  # its own, given back once it is handed over
+
+    def create_module(self, spec: object) -> _ModuleType:
+        return self._module
+
+    def exec_module(self, module: _ModuleType) -> None:
+        module.__spec__ = self._spec  # (the import system set the copy handed to it)
 
 
 _API_FIRST = _ApiFirst()
