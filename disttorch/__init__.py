@@ -8,7 +8,7 @@ Importing the package runs only this file. Its names (``disttorch.Tensor``, ``di
 ...) are defined by ``_facade`` on the first use of one of them (``__getattr__``), or before the
 first import of a submodule that needs tensors (``_FacadeFirst``), so every submodule loads in
 the same order as ever, while a program that needs only the standard-library modules
-(``_STDLIB_ONLY``: the launcher's) starts without NumPy. Subpackages (``nn``, ``optim``,
+(``_STDLIB_ONLY``: the launcher's; ``distributed`` and its stores) starts without NumPy. Subpackages (``nn``, ``optim``,
 ``distributed``, ...) are imported on first use.
 """
 
@@ -131,7 +131,7 @@ class _FacadeFirst:
 
     def find_spec(self, name: str, path: object = None, target: object = None):
         parts = name.split(".")
-        if parts[0] == __name__ and len(parts) > 1 and parts[1] not in _STDLIB_ONLY:
+        if parts[0] == __name__ and len(parts) > 1 and not _needs_no_tensors(parts[1:]):
             _load_facade()
             if name in _sys.modules:  # the machinery looked there before asking: it would run the file again
                 return _Loaded(_sys.modules[name]).spec
@@ -153,6 +153,20 @@ class _Loaded:
 
     def exec_module(self, module: _ModuleType) -> None:
         module.__spec__ = self.own_spec
+
+
+def _needs_no_tensors(parts: list[str]) -> bool:
+    """Whether submodule ``disttorch.<parts>`` is one of :data:`_STDLIB_ONLY`, or
+    ``distributed`` (whose ``__init__`` loads its floors on first use) or one of its
+    light submodules (``distributed.LIGHT_SUBMODULES``: the stores, for the launcher)."""
+    if parts[0] in _STDLIB_ONLY:
+        return True
+    if parts[0] != "distributed":
+        return False
+    if len(parts) == 1:
+        return True
+    light = getattr(_sys.modules.get(f"{__name__}.distributed"), "LIGHT_SUBMODULES", ())
+    return parts[1] in light
 
 
 _FACADE_FIRST = _FacadeFirst()

@@ -178,6 +178,8 @@ class Agent:
             if lr in group.ended:
                 group.ended[lr].stalled = why
         local = [group.ended[lr] for lr in sorted(group.ended)]
+        if self.signal is not None and c.nnodes > 1:  # the other nodes do not restart without this one
+            self._try(lambda: rdzv.abort(note or f"node {c.node_rank} was interrupted"))
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))
         exits, notes = (
             gathered if gathered is not None else (local, [note or "lost contact with the other nodes"])
@@ -195,7 +197,7 @@ class Agent:
             return 0
         cause = self._print_failure(failures, exits, notes, attempt)
         self._causes.append((cause, time.monotonic() - started))
-        if failures and not notes and attempt < c.max_restarts:
+        if attempt < c.max_restarts:  # (a node cut off restarts too: the next round waits for it)
             return None
         if attempt > 0:
             say(format_gave_up([c for c, _ in self._causes], max(s for _, s in self._causes)))

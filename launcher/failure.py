@@ -81,15 +81,17 @@ class RankExit:
             how = f"signal {signal_name(-self.returncode)} ({-self.returncode})"
         return how + (", stopped by the launcher as it exited" if self.exiting else "")
 
-    def status(self) -> str:
-        """One word or phrase for the table of ranks."""
+    def status(self, cause: Optional["RankExit"] = None) -> str:
+        """One word or phrase for the table of ranks; ``cause``: the rank whose failure made
+        the launcher stop the others (named in the status of a rank it stopped)."""
         if self.stalled:
             return f"{self.stalled} ({self.how()})"
         if self.returncode == 0:
             return "exited 0"
         if self.stopped:
             frozen = ", which found it frozen by SIGSTOP or SIGTSTP" if self.frozen else ""
-            return f"stopped by the launcher ({self.how()}){frozen}"
+            after = f" after rank {cause.rank} failed" if cause is not None and cause is not self else ""
+            return f"stopped by the launcher{after} ({self.how()}){frozen}"
         error = self.error()
         return f"failed, {self.how()}" + (f": {error}" if error else "")
 
@@ -250,7 +252,7 @@ def format_summary(
             elif r.failed:
                 lines.append(f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}")
             else:
-                alike.setdefault(r.status(), []).append(r.rank)
+                alike.setdefault(r.status(cause=root), []).append(r.rank)
         for status, numbers in alike.items():
             label = f"rank {numbers[0]:<4}" if len(numbers) == 1 else f"ranks {format_ranges(numbers)}"
             lines.append(f"  {label}: {status}")

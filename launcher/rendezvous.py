@@ -192,16 +192,27 @@ class StoreRendezvous:
         self._beats: Dict[Tuple[int, int], Tuple[int, float]] = {}  # (attempt, node) -> count, when it moved
 
     def next_round(self, attempt: int) -> WorldInfo:
-        """Publish this node's nproc, wait for every node's, and derive this node's ranks."""
-        try:
-            return self._meet(attempt)
-        except RendezvousError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the store went away or failed: the nodes cannot meet
-            raise RendezvousError(
-                f"lost the agents' store at {self.config.master_addr}:{self.config.master_port} "
-                f"while meeting for attempt {attempt}: {exc}"
-            ) from None
+        """Publish this node's nproc, wait for every node's, and derive this node's ranks. A
+        store out of reach (the link to node 0 cut) is tried again until ``--join-timeout``."""
+        deadline, said = time.monotonic() + self.config.join_timeout, False
+        while True:
+            try:
+                return self._meet(attempt)
+            except RendezvousError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the store went away or failed: the nodes cannot meet
+                where = f"the agents' store at {self.config.master_addr}:{self.config.master_port}"
+                if time.monotonic() >= deadline:
+                    raise RendezvousError(
+                        f"lost {where} while meeting for attempt {attempt}: {exc}"
+                    ) from None
+                if not said:
+                    self._say(
+                        f"cannot reach {where} to meet for attempt {attempt} ({exc}); trying again "
+                        f"until --join-timeout {self.config.join_timeout:g} s"
+                    )
+                    said = True
+                time.sleep(max(self.config.monitor_interval, 0.5))
 
     def _meet(self, attempt: int) -> WorldInfo:
         c, key = self.config, f"attempt{attempt}/"

@@ -20,6 +20,10 @@ Where things live, floor by floor (each imports only the floors below it):
 - ``base/``: errors, the job-secret handshake (the store's server and the transport both
   require it), addresses, a rate-limited log.
 
+Importing this package loads nothing else: its names come from ``_api.py`` on the first use
+of one of them or the first import of a submodule outside ``store/`` and ``base/``, which
+need no NumPy (the launcher hosts and joins a store without the tensor stack).
+
 Environment variables:
 
 =============================  ============================================================
@@ -37,89 +41,70 @@ Environment variables:
 =============================  ============================================================
 """
 
-from .base.errors import (
-    AuthenticationError,
-    CollectiveMismatchError,
-    DistBackendError,
-    DistError,
-    DistNetworkError,
-    DistStoreError,
-    DistTimeoutError,
-    PeerDiedError,
-)
-from .coalesced import all_gather_coalesced, all_reduce_coalesced
-from .collectives import (
-    all_gather,
-    all_gather_into_tensor,
-    all_reduce,
-    all_to_all,
-    all_to_all_single,
-    barrier,
-    broadcast,
-    gather,
-    monitored_barrier,
-    reduce,
-    reduce_scatter,
-    reduce_scatter_tensor,
-    scatter,
-)
-from .debug import DebugLevel, breakpoint, get_debug_level, set_debug_level, set_debug_level_from_env
-from .engine.process_group import ProcessGroup
-from .engine.work import Future, Work
-from .grad_bucket import GradBucket
-from .groups import (
-    Backend,
-    GroupMember,
-    default_pg_timeout,
-    destroy_process_group,
-    get_backend,
-    get_backend_config,
-    get_global_rank,
-    get_group_rank,
-    get_pg_count,
-    get_process_group_ranks,
-    get_rank,
-    get_world_size,
-    init_process_group,
-    is_available,
-    is_backend_available,
-    is_gloo_available,
-    is_initialized,
-    is_mpi_available,
-    is_nccl_available,
-    is_ucc_available,
-    is_xccl_available,
-    new_group,
-)
-from .launch_defaults import get_default_backend_for_device, get_node_local_rank, is_torchelastic_launched
-from .object_collectives import (
-    all_gather_object,
-    broadcast_object_list,
-    gather_object,
-    recv_object_list,
-    scatter_object_list,
-    send_object_list,
-)
-from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
-from .process_group_ops import (  # (binds ProcessGroup's own collectives: pg.allreduce, ...)
-    AllgatherOptions,
-    AllreduceCoalescedOptions,
-    AllreduceOptions,
-    AllToAllOptions,
-    BarrierOptions,
-    BroadcastOptions,
-    GatherOptions,
-    ReduceOptions,
-    ReduceScatterOptions,
-    ScatterOptions,
-)
-from .reduce_ops import ReduceOp, reduce_op, supports_complex
-from .remote_device import _remote_device
-from .store import FileStore, HashStore, PrefixStore, Store, TCPStore
-from .subgroups import new_subgroups, new_subgroups_by_enumeration
+import copy as _copy
+import importlib as _importlib
+import importlib.abc as _importlib_abc
+import sys as _sys
+from types import ModuleType as _ModuleType
 
-#: ``dist.group.WORLD`` is the default group, as in PyTorch.
-group = GroupMember
+#: submodules that need no tensors (the standard library and pyzmq): importing them loads
+#: no other floor, so the launcher hosts and reaches a store without NumPy
+LIGHT_SUBMODULES = frozenset({"store", "base"})
+
+
+class _ApiFirst:
+    """On ``sys.meta_path`` until :mod:`._api` has loaded: the first import of a submodule
+    outside :data:`LIGHT_SUBMODULES` loads the API first, as the eager package did (finds
+    nothing itself)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None):
+        parts = name.split(".")
+        if name.startswith(f"{__name__}.") and parts[len(__name__.split("."))] not in LIGHT_SUBMODULES:
+            _load_api()
+            module = _sys.modules.get(name)
+            if getattr(module, "__spec__", None) is not None:  # the API imported it: hand it over
+                spec = _copy.copy(module.__spec__)
+                spec.loader = _Loaded(module)
+                module.__spec__ = spec  # (what the import system loads from, once found)
+                return spec
+        return None
+
+
+class _Loaded(_importlib_abc.Loader):
+    """Gives the import system a submodule that loading the API imported while the import
+    system was finding it; otherwise it would run that submodule a second time (two copies:
+    ``groups`` with two default groups)."""
+
+    def __init__(self, module: _ModuleType) -> None:
+        self._module = module
+        self._spec = module.__spec__  # its own, given back once it is handed over
+
+    def create_module(self, spec: object) -> _ModuleType:
+        return self._module
+
+    def exec_module(self, module: _ModuleType) -> None:
+        module.__spec__ = self._spec  # (the import system set the copy handed to it)
+
+
+_API_FIRST = _ApiFirst()
+_sys.meta_path.insert(0, _API_FIRST)
+
+
+def _load_api() -> _ModuleType:
+    """Import :mod:`._api` (once) and make its names this package's own; while it runs, the
+    thread running it sees the names so far and any other thread waits (the import lock)."""
+    try:
+        _sys.meta_path.remove(_API_FIRST)
+    except ValueError:
+        pass  # removed already
+    api = _importlib.import_module(f"{__name__}._api")
+    if not getattr(api.__spec__, "_initializing", False):
+        names = globals()
+        for name, value in vars(api).items():
+            if not name.startswith("__"):
+                names.setdefault(name, value)
+    return api
+
 
 __all__ = [
     "init_process_group",
@@ -228,10 +213,15 @@ _FROM_C10D = ("_rank_not_in_group",)
 
 
 def __getattr__(name: str):
+    if name.startswith("__"):  # (probes such as __wrapped__ load nothing)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    api = _load_api()
+    if name in globals():  # a submodule the API imported (``dist.algorithms``)
+        return globals()[name]
+    if name in vars(api):  # (while the API loads: the names so far)
+        return vars(api)[name]
     if name in _EAGER_IN_PYTORCH:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     if name in _FROM_DEVICE_MESH:
         from . import device_mesh
 
@@ -241,3 +231,9 @@ def __getattr__(name: str):
 
         return getattr(distributed_c10d, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    """Every name of the package, those of the API not loaded yet included."""
+    _load_api()
+    return sorted({*globals(), *_EAGER_IN_PYTORCH, *_FROM_DEVICE_MESH})

@@ -22,7 +22,7 @@ import numpy as np
 from .algorithms import select
 from .base.errors import AuthenticationError, DistBackendError
 from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
-from .rendezvous import check_in, claim_rank, release_rank, rendezvous
+from .rendezvous import LeftRanks, check_in, claim_rank, release_rank, rendezvous
 from .store import TCPStore
 from .wire.transport import flush_sent
 
@@ -373,6 +373,7 @@ def _create(group_id: int, rank: int, ranks: list[int], seconds: float, backend:
         seconds,
         backend,
         prefix=f"disttorch/{_state.generation}/pg/{group_id}/",
+        left_for=LeftRanks(_state.store).left_for,
     )
     _state.groups[group_id] = pg
     return pg

@@ -566,6 +566,7 @@ def claim_rank(store: Store, rank: int) -> None:
         "pidns": _pid_namespace(),
         "pid": os.getpid(),
         "started": start_time(os.getpid()),
+        "client": (store.client_id() or b"").hex(),  # for LeftRanks: how the store knows us
     }
     key, mine = _holder_key(rank), json.dumps(me).encode()
     seen = b""  # (an absent key): each holder replaced atomically, so two claims at once see each other
@@ -586,6 +587,42 @@ def claim_rank(store: Store, rank: int) -> None:
                 "(init_method=, rank=, world_size=, a free port)"
             )
         seen = now  # a holder that has ended (or this process, again): replace it
+
+
+#: Seconds a rank's connection to the store stays down before the ranks waiting for it take it
+#: to have left the job (ended, killed, or its host cut off): longer than a link's blip.
+LEFT_AFTER_S = 5.0
+
+
+class LeftRanks:
+    """Which ranks have left the job: the store's server saw the connection of the process
+    holding a rank (:func:`claim_rank`) drop, :data:`LEFT_AFTER_S` ago or more, and not come
+    back. A rank that ended before it published its address is then named within seconds,
+    where only the timeout would end the wait (its launcher alone, if any, knows more).
+    Stores without connections (file, hash) never tell."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._clients: dict[int, bytes] = {}  # rank -> its holder's store client
+
+    def left_for(self, rank: int) -> float | None:
+        """Seconds since ``rank``'s holder left the store (``None``: it has not, or none can tell)."""
+        client = self._client(rank)
+        if client is None:
+            return None
+        seconds = self._store.gone_for([client])[0]
+        return seconds if seconds is not None and seconds >= LEFT_AFTER_S else None
+
+    def _client(self, rank: int) -> bytes | None:
+        if rank not in self._clients:
+            key = _holder_key(rank)
+            if not self._store.check([key]):
+                return None
+            client = json.loads(self._store.get(key)).get("client")
+            if not client:
+                return None
+            self._clients[rank] = bytes.fromhex(client)
+        return self._clients[rank]
 
 
 def _as_bytes(value: bytes | str) -> bytes:

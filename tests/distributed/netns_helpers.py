@@ -25,6 +25,12 @@ class Namespaces:
             ["ip", "-n", self.a, "link", "set", self.link_a, "down"], check=True, capture_output=True
         )
 
+    def restore(self) -> None:
+        """Bring the link back up after :meth:`cut`."""
+        subprocess.run(
+            ["ip", "-n", self.a, "link", "set", self.link_a, "up"], check=True, capture_output=True
+        )
+
     def run_in(self, ns: str, argv: list[str]) -> list[str]:
         """``argv`` prefixed to run inside namespace ``ns``."""
         return ["ip", "netns", "exec", ns, *argv]

@@ -143,3 +143,32 @@ def test_grad_bucket_is_the_hooks_bucket():
     from disttorch.nn.parallel import comm_hooks
 
     assert comm_hooks.GradBucket is dist.GradBucket
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "import disttorch.distributed.groups as m",
+        "from disttorch.distributed.algorithms.ddp_comm_hooks import default_hooks as m",
+        "import disttorch.distributed.store as m",
+        "m = __import__('disttorch.distributed').distributed",
+    ],
+)
+def test_a_submodule_imported_first_is_the_one_the_package_names_use(first):
+    # the package loads its floors on first use: a submodule whose import started that load
+    # is not run a second time (two `groups`: init_process_group in one, the default group
+    # looked for in the other)
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys\n{first}\n"
+        "import disttorch.distributed as dist\n"
+        "from disttorch.distributed import groups\n"
+        "assert dist.init_process_group is groups.init_process_group\n"
+        "assert sys.modules['disttorch.distributed.groups'] is groups\n"
+        "assert m is sys.modules[m.__name__] and type(m.__spec__.loader).__name__ == 'SourceFileLoader'\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -193,3 +193,59 @@ def test_the_launcher_blames_the_peer_a_rank_reported():
     )
     plain = rank_exit(1, 1, 10.0, record={"error": "ValueError: x"})
     assert blame(plain, [frozen, plain]) == (plain, None)
+
+
+@pytest.mark.timeout(200)
+def test_a_link_cut_longer_than_the_report_grace_still_restarts_the_attempt(two_namespaces):
+    # --max-restarts 1: the link between the nodes is down until node 0 has given up waiting for
+    # node 1's report (--stop-grace + 2 s), and node 1 cannot report at all: both nodes still
+    # restart, meet again once the link is back, and the second attempt succeeds
+    import threading
+
+    ns = two_namespaces
+    secret = os.urandom(32).hex()
+    procs, lines = [], [[], []]
+    for node, (name, addr) in enumerate(((ns.a, ns.addr_a), (ns.b, ns.addr_b))):
+        env = _env(DISTTORCH_JOB_SECRET=secret, DISTTORCH_SAME_HOST_TRANSPORT="tcp", DISTTORCH_HOST_ADDR=addr)
+        cmd = ns.run_in(name, [sys.executable, "-m", "launcher", "--nnodes", "2", "--node-rank", str(node)])
+        cmd += ["--nproc", "1", "--master-addr", ns.addr_a, "--master-port", "29456", "--max-restarts", "1"]
+        cmd += ["--stop-grace", "1", "--stop-delay", "1", SCRIPT, "restart-ends"]
+        procs.append(
+            subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        )
+    readers = [
+        threading.Thread(target=lambda p=p, out=out: out.extend(p.stdout), daemon=True)
+        for p, out in zip(procs, lines)
+    ]
+    for reader in readers:
+        reader.start()
+
+    def wait_for(node, text, timeout):
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in lines[node]):
+            assert time.monotonic() < deadline, f"node {node} never said {text!r}:\n" + "".join(lines[node])
+            time.sleep(0.1)
+
+    try:
+        wait_for(0, "READY 0", 90)
+        wait_for(1, "READY 1", 30)
+        ns.cut()
+        wait_for(0, "node 1 did not report", 60)  # node 0 gave up waiting for node 1's report
+        time.sleep(2.0)  # and the link stays down a while longer
+        ns.restore()
+        deadline = time.monotonic() + 90
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        codes = [p.poll() for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        for reader in readers:
+            reader.join(timeout=5)
+    both = "".join(lines[0]) + "".join(lines[1])
+    for node in (0, 1):
+        text = "".join(lines[node])
+        assert codes[node] == 0, both
+        assert "restart 1 of 1" in text, text
+        assert f"DONE {node} 8" in text, text  # three all-reduces of ones by two ranks

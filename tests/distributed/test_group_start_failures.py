@@ -18,6 +18,8 @@ from disttorch.distributed.base.errors import DistNetworkError, DistStoreError
 from disttorch.distributed.store import HashStore
 from disttorch.distributed.wire import shm, transport
 
+from dist_helpers import run_ranks
+
 
 def _an_ended_process() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -105,3 +107,47 @@ def test_a_remote_peer_that_ended_before_it_connected_is_named_within_seconds(mo
     ):
         transport.Transport(store, "g/", rank=1, size=2, group_id=7, timeout=600.0)
     assert time.monotonic() - started < transport.UNREACHABLE_GIVE_UP_S + 10
+
+
+def _start_with_a_rank_killed_while_it_waits(rank, world_size, marker):
+    """Rank 2 checks in and is killed while it waits for rank 1, which starts only then: it
+    never publishes its address."""
+    import signal
+    import threading
+    from datetime import timedelta
+
+    import disttorch.distributed as dist
+
+    def kill_once_checked_in():  # (its own client: the rank's waits on the one it shares)
+        store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
+        while not store.check(["disttorch/1/checkin/2"]):
+            time.sleep(0.05)
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if rank == 2:
+        threading.Thread(target=kill_once_checked_in, daemon=True).start()
+    while rank == 1 and not os.path.exists(marker):
+        time.sleep(0.05)
+    started = time.monotonic()
+    try:
+        dist.init_process_group("gloo", timeout=timedelta(seconds=120))
+    except dist.PeerDiedError as error:
+        return str(error), error.rank, time.monotonic() - started
+    return "joined", None, time.monotonic() - started
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_killed_before_it_published_its_address_is_named_not_waited_for(tmp_path):
+    # plain processes, no launcher: the store saw rank 2's connection drop, and the ranks
+    # waiting for its address name it within seconds instead of waiting out the timeout
+    marker = str(tmp_path / "rank2-killed")
+    results = run_ranks(_start_with_a_rank_killed_while_it_waits, 3, (marker,), timeout=50, check=False)
+    assert results[2].returncode == -9
+    for r in results[:2]:
+        assert r.error is None, r.traceback
+        message, blamed, waited = r.value
+        assert blamed == 2, message
+        assert message.startswith(f"rank 2 left the job before rank {r.rank} could connect to it"), message
+        assert "its connection to the store dropped" in message
+        assert waited < 100  # (the group's timeout is 120 s)

@@ -720,3 +720,35 @@ def test_master_listen_fd_use_libuv_and_multi_tenant_as_pytorch_names_them():
         server.close()
     with pytest.raises(NotImplementedError, match="multi_tenant"):
         TCPStore("127.0.0.1", 0, 1, True, multi_tenant=True)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("secret", [None, "ab" * 32])
+def test_the_server_tells_a_client_whose_process_ended_from_one_still_connected(monkeypatch, secret):
+    if secret:
+        monkeypatch.setenv("DISTTORCH_JOB_SECRET", secret)
+    master = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+    code = (
+        "import sys; from disttorch.distributed.store import TCPStore\n"
+        f"store = TCPStore('127.0.0.1', {master.port})\n"
+        "store.set('ready', '1'); print(store.client_id().hex(), flush=True); sys.stdin.read()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        client = bytes.fromhex(child.stdout.readline().strip())
+        assert master.gone_for([client, master.client_id(), b"never seen"]) == [None, None, None]
+        child.kill()
+        child.wait()
+        deadline = time.monotonic() + 10
+        while (gone := master.gone_for([client])[0]) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert gone is not None and gone >= 0
+        assert master.gone_for([master.client_id()]) == [None]
+    finally:
+        child.kill()
+        child.wait()
+        master.close()
+    assert HashStore().gone_for([client]) == [None]  # (a store without connections cannot tell)

@@ -16,7 +16,7 @@ from datetime import timedelta
 import pytest
 from tcp_proxy import TcpProxy
 
-from disttorch.distributed.store import TCPStore
+from disttorch.distributed.store import DistNetworkError, TCPStore
 
 SECRET = "11ab" * 8
 
@@ -111,7 +111,7 @@ def test_changes_in_flight_through_an_outage_apply_exactly_once(through_proxy, l
 MASTER = """
 import sys, time
 from datetime import timedelta
-from disttorch.distributed.store import TCPStore
+from disttorch.distributed.store import DistNetworkError, TCPStore
 store = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=30), secret=sys.argv[1])
 print(store.port, flush=True)
 time.sleep(120)
@@ -136,3 +136,24 @@ def test_a_change_waiting_on_a_frozen_store_host_is_applied_once_when_it_resumes
         master.send_signal(signal.SIGCONT)
         master.kill()
         master.wait()
+
+
+@pytest.mark.timeout(60)
+def test_a_client_whose_request_failed_in_an_outage_works_again_once_the_link_is_back(through_proxy):
+    # the launcher's agent of a node cut off longer than the grace meets the others again
+    # with this client for the next attempt: it once failed every request at once, for ever
+    master, proxy, client = through_proxy
+    client.set("before", "1")
+    proxy.silent.set()  # the link goes quiet: the heartbeats time out and the request fails
+    with pytest.raises(DistNetworkError, match="lost the connection to the store"):
+        client.set("during", "1")
+    proxy.silent.clear()
+    deadline = time.monotonic() + 20
+    while True:  # the next requests fail until the connection is back, then succeed
+        try:
+            client.set("after", "1")
+            break
+        except DistNetworkError:
+            assert time.monotonic() < deadline, "the client never used the connection that came back"
+            time.sleep(0.2)
+    assert master.get("after") == b"1"

@@ -235,7 +235,7 @@ def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
     assert f"pid        : {pid}" in summary
     for text in expected:
         assert text in summary, f"{text!r} missing from:\n{summary}"
-    assert "  ranks 0,2: stopped by the launcher (signal SIGTERM (15))" in summary
+    assert "  ranks 0,2: stopped by the launcher after rank 1 failed (signal SIGTERM (15))" in summary
     if mode == "segv":  # faulthandler printed the Python stack of the crashed rank
         assert "[rank1]: Fatal Python error: Segmentation fault" in result.stderr
     if mode == "raise":  # the rank's traceback starts at the script, as `python fail.py` shows it
@@ -287,7 +287,9 @@ def test_workers_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path):
     assert result.returncode == 1
     assert 1.0 < _since_every_rank_ran(tmp_path) < 10
     assert "rank 1 was the first to fail" in result.stderr
-    assert "ranks 0,2: stopped by the launcher (signal SIGKILL (9))" in result.stderr, result.stderr
+    assert "ranks 0,2: stopped by the launcher after rank 1 failed (signal SIGKILL (9))" in result.stderr, (
+        result.stderr
+    )
     assert_all_gone(recorded_pids(tmp_path))
 
 

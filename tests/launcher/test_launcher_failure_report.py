@@ -78,6 +78,15 @@ def test_a_frozen_rank_the_launcher_stopped_is_not_said_to_be_killed_from_outsid
     assert "it was frozen by\n  a signal from outside the job (SIGSTOP, or SIGTSTP" in text, text
 
 
+def test_the_ranks_the_launcher_stopped_name_the_rank_whose_failure_stopped_them():
+    # rank 1 killed (before it could tell its peers anything): the others' line says why they
+    # were stopped, not only that they were
+    killed = rank_exit(1, -9, 10.0)
+    ranks = [rank_exit(0, -15, 10.2, stopped=True), killed, rank_exit(2, -15, 10.2, stopped=True)]
+    text = format_summary(killed, ranks, 0, 0)
+    assert "  ranks 0,2: stopped by the launcher after rank 1 failed (signal SIGTERM (15))" in text, text
+
+
 def test_ranks_that_failed_the_same_way_share_one_line():
     ranks = [
         rank_exit(r, 1, 10.0 + r, record={"kind": "exception", "error": "SyntaxError: x (a.py, line 2)"})
@@ -123,7 +132,7 @@ def test_a_frozen_rank_is_named_by_the_one_waiting_and_stopped_by_the_launcher()
     assert result.returncode == 1, result.stderr
     summary = result.stderr[result.stderr.index("job failed") :]
     assert "waiting for rank 1" in summary.splitlines()[0], summary
-    assert "rank 1   : stopped by the launcher (signal SIGTERM (15))" in summary, summary
+    assert "rank 1   : stopped by the launcher after rank 0 failed (signal SIGTERM (15))" in summary, summary
     assert "from outside the launcher" not in summary
 
 
@@ -138,7 +147,10 @@ def test_a_rank_frozen_while_the_others_wait_is_named_by_the_launcher(tmp_path):
     assert notice[0].startswith(f"[launcher] rank 1 (pid {pid}) has been stopped"), notice
     assert f"until it gets SIGCONT (kill -CONT {pid})" in notice[0], notice
     summary = result.stderr[result.stderr.index("job failed") :]
-    assert "rank 1   : stopped by the launcher (signal SIGTERM (15)), which found it frozen" in summary
+    assert (
+        "rank 1   : stopped by the launcher after rank 0 failed (signal SIGTERM (15)), which found it frozen"
+        in summary
+    )
 
 
 @pytest.mark.timeout(90)

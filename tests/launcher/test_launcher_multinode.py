@@ -7,6 +7,8 @@ master host); node 1's agent joins it. The job secret comes from DISTTORCH_JOB_S
 import json
 import secrets
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -115,7 +117,7 @@ def test_failure_on_one_node_stops_both_and_both_report_it(tmp_path):
         assert "rank 3 was the first to fail" in summary
         assert "rank       : 3 (local rank 1 on node 1)" in summary
         assert "ValueError: rank 3 cannot go on" in summary
-        assert "  ranks 0-2: stopped by the launcher (signal SIGTERM (15))" in summary
+        assert "  ranks 0-2: stopped by the launcher after rank 3 failed (signal SIGTERM (15))" in summary
     assert_all_gone(recorded_pids(tmp_path))
 
 
@@ -310,3 +312,24 @@ def test_a_lost_agents_store_is_named_once(monkeypatch):
 
     assert agent._try(lost) is None and agent._try(lost) is None
     assert said == [f"the agents' store at {MASTER}:29500 failed: lost the connection to the store"]
+
+
+@pytest.mark.timeout(60)
+def test_hosting_the_agents_store_loads_no_tensor_stack():
+    # the store and its addresses need no NumPy: a node's launcher hosts the store and waits for
+    # the other nodes without paying for the tensor stack (about 1 s of CPU per node)
+    code = (
+        "import sys\n"
+        "from disttorch.launcher import rendezvous\n"
+        "from disttorch.launcher.cli import LaunchConfig\n"
+        f"port = rendezvous.free_port({MASTER!r})\n"
+        f"config = LaunchConfig('x.py', [], nnodes=2, master_addr={MASTER!r}, master_port=port)\n"
+        "agent = rendezvous.StoreRendezvous(config, print)\n"
+        "agent.store.close()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' or m.startswith("
+        "('disttorch._facade', 'disttorch.distributed._api', 'disttorch.distributed.engine'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+    assert done.returncode == 0, done.stderr
+    assert "hosting the agents' store" in done.stdout, done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

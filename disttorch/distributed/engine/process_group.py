@@ -211,6 +211,9 @@ class ProcessGroup:
         timeout: seconds after which an operation raises ``DistTimeoutError``.
         backend: the backend name reported by ``get_backend``.
         prefix: store key prefix for the group's endpoints and progress reports.
+        left_for: maps a global rank to the seconds since it left the job (its connection
+            to the store dropped for good; ``None`` while it has not): a member that left
+            before it published its address is named instead of waited for.
     """
 
     def __init__(
@@ -222,6 +225,7 @@ class ProcessGroup:
         timeout: float,
         backend: str = "zmq",
         prefix: str | None = None,
+        left_for: Callable[[int], float | None] = lambda rank: None,
     ) -> None:
         self.store = store
         self._rank = rank
@@ -242,7 +246,9 @@ class ProcessGroup:
         self._seen_elsewhere: list[tuple[int, ProcessGroup, bytes]] = []  # behind ranks, other groups
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (
-            Transport(store, self.prefix, rank, len(ranks), group_id, timeout, self.name)
+            Transport(
+                store, self.prefix, rank, len(ranks), group_id, timeout, self.name, self._left(left_for)
+            )
             if len(ranks) > 1
             else None
         )
@@ -290,6 +296,23 @@ class ProcessGroup:
         if self.group_id == 0:
             return f"rank {self.ranks[group_rank]}"
         return f"rank {self.ranks[group_rank]} (group {self.group_id} rank {group_rank})"
+
+    def _left(self, left_for: Callable[[int], float | None]) -> Callable[[int], PeerDiedError | None]:
+        """The transport's check of a member that left the job before it could connect."""
+
+        def left(group_rank: int) -> PeerDiedError | None:
+            seconds = left_for(self.ranks[group_rank])
+            if seconds is None:
+                return None
+            return PeerDiedError(
+                f"{self.name(group_rank)} left the job before {self.name(self._rank)} could connect "
+                f"to it: its connection to the store dropped {seconds:.0f} s ago and did not come "
+                "back (its process ended, was killed or frozen, or its host was cut off; its output or "
+                "its launcher says why)",
+                self.ranks[group_rank],
+            )
+
+        return left
 
     def __repr__(self) -> str:
         return (

@@ -147,6 +147,17 @@ class Store(abc.ABC):
         """Whether ``append``, ``multi_get`` and ``multi_set`` are available (always ``True`` here)."""
         return True
 
+    def client_id(self) -> bytes | None:
+        """How the store's server knows this process's connection (``None``: a store without
+        connections). disttorch's own; PyTorch's stores have no such method."""
+        return None
+
+    def gone_for(self, client_ids: Sequence[bytes]) -> list[float | None]:
+        """For each of ``client_ids`` (see :meth:`client_id`), the seconds since its connection
+        to the server dropped without coming back, or ``None`` while it is connected (or the
+        store cannot tell: the default). disttorch's own."""
+        return [None] * len(client_ids)
+
     def close(self) -> None:  # noqa: B027 - stores without resources need nothing
         """Release the store's sockets, threads or files. Safe to call more than once."""
 

@@ -61,5 +61,11 @@ class PrefixStore(Store):
     def num_keys(self) -> int:
         return self.underlying_store.num_keys()
 
+    def client_id(self) -> bytes | None:
+        return self.underlying_store.client_id()
+
+    def gone_for(self, client_ids: Sequence[bytes]) -> list[float | None]:
+        return self.underlying_store.gone_for(client_ids)
+
     def __repr__(self) -> str:
         return f"PrefixStore(prefix={self.prefix!r}, store={self.underlying_store!r})"

@@ -25,6 +25,8 @@ big-endian signed 64-bit; timeouts are milliseconds)::
     NUM_KEYS     (none)                     -> count (i64)
     HELLO        (none)                     -> (empty)        (a client checks in)
     WAIT_WORKERS count, timeout_ms          -> (empty)        (waits for count check-ins)
+    GONE         client id, client id, ...  -> ms since each one's connection dropped (i64;
+                                               -1: connected, or never seen)
 
 Status OK carries the payload above; TIMEOUT (a get/wait/wait_workers whose
 deadline passed) carries the keys still missing, one per frame, or for
@@ -81,6 +83,7 @@ class Command(enum.IntEnum):
     NUM_KEYS = 9
     HELLO = 10
     WAIT_WORKERS = 11
+    GONE = 12
 
 
 #: The commands that change the store (HELLO counts a worker): the server applies each request
@@ -158,6 +161,7 @@ _ARITY: dict[Command, int | None] = {
     Command.NUM_KEYS: 0,
     Command.HELLO: 0,
     Command.WAIT_WORKERS: 2,
+    Command.GONE: None,
 }
 
 
@@ -217,9 +221,9 @@ def parse_request(frames: list[bytes]) -> Request:
         return Request(command, request_id, keys=(_key(args[0]),), timeout_ms=_timeout(args[1]))
     if command is Command.ADD:
         return Request(command, request_id, keys=(_key(args[0]),), number=unpack_i64(args[1], "amount"))
-    if command is Command.CHECK:
+    if command in (Command.CHECK, Command.GONE):
         if not args:
-            raise ProtocolError("CHECK needs at least one key")
+            raise ProtocolError(f"{command.name} needs at least one key")
         return Request(command, request_id, keys=tuple(_key(k) for k in args))
     if command is Command.WAIT:
         if len(args) < 2:

@@ -15,6 +15,11 @@ Defences (every one of them keeps the loop running and memory bounded):
   with an ERROR reply when the header was readable;
 * the table caps keys and bytes, and the number of pending waiters is capped.
 
+The server learns which client each connection carries from its messages, and remembers when
+the connection of a client dropped (and no other took its place): ``GONE`` tells a waiting
+rank that the process it waits for ended or was cut off, instead of letting it wait out the
+timeout.
+
 A failed handshake (a process with another job secret, or none where one is set) is
 watched on the server socket. If get/wait requests are still pending
 :data:`AUTH_FAILURE_GRACE` seconds later, they are answered with an authentication
@@ -35,6 +40,7 @@ import itertools
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import zmq
@@ -71,6 +77,17 @@ _HANDSHAKE_FAILURES = (
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
     | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
 )
+#: Most clients whose dropped connection the server remembers (for ``GONE``); the oldest go first.
+MAX_GONE_CLIENTS = 4096
+
+
+def _descriptor(frame: zmq.Frame) -> int | None:
+    """The socket descriptor of the connection ``frame`` came over (``None`` where libzmq
+    does not say: then no client is ever reported gone)."""
+    try:
+        return frame.get(zmq.SRCFD)
+    except zmq.ZMQError:
+        return None
 
 
 @dataclass(eq=False)
@@ -119,7 +136,13 @@ class StoreServer:
         self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in host
         auth.configure_server(self._socket, secret, encrypt=encrypt)
-        self._monitor = auth.monitor_socket(self._socket, _HANDSHAKE_FAILURES)
+        self._monitor = auth.monitor_socket(self._socket, _HANDSHAKE_FAILURES | zmq.EVENT_DISCONNECTED)
+        # which client each connection carries (learnt from its messages), and when the
+        # connection of a client dropped without another taking its place: a process that
+        # ended (or a host cut off) is told apart from one that never came
+        self._client_of: dict[int, bytes] = {}  # socket descriptor -> client id
+        self._connection_of: dict[bytes, int] = {}  # client id -> socket descriptor
+        self._gone: OrderedDict[bytes, float] = OrderedDict()  # client id -> when it dropped
         self._secret_set = secret is not None
         self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
         self._auth_error: str | None = None  # sticky: answer get/wait with this
@@ -194,7 +217,7 @@ class StoreServer:
             if self._wake in ready:
                 return
             if self._monitor in ready:
-                self._on_handshake_failures()
+                self._on_connection_events()
             if self._socket in ready:
                 self._drain()
             now = time.monotonic()
@@ -202,11 +225,31 @@ class StoreServer:
             if self._auth_failed_at is not None and now - self._auth_failed_at >= AUTH_FAILURE_GRACE:
                 self._fail_waiters_on_auth()
 
-    def _on_handshake_failures(self) -> None:
+    def _on_connection_events(self) -> None:
         while self._monitor.poll(0):
-            event = auth.parse_monitor_message(self._monitor.recv_multipart())["event"]
-            if event & _HANDSHAKE_FAILURES:
+            message = auth.parse_monitor_message(self._monitor.recv_multipart())
+            if message["event"] & _HANDSHAKE_FAILURES:
                 self._refused(None)
+            elif message["event"] == zmq.EVENT_DISCONNECTED:
+                self._dropped(int(message["value"]))
+
+    def _heard_from(self, descriptor: int | None, client: bytes) -> None:
+        """A message of ``client`` came over the connection with socket ``descriptor``."""
+        if descriptor is not None and self._connection_of.get(client) != descriptor:
+            self._client_of[descriptor] = client
+            self._connection_of[client] = descriptor
+            self._gone.pop(client, None)
+
+    def _dropped(self, descriptor: int) -> None:
+        """The connection with socket ``descriptor`` dropped: its client is gone, unless it
+        came back over another connection already."""
+        client = self._client_of.pop(descriptor, None)
+        if client is None or self._connection_of.get(client) != descriptor:
+            return
+        del self._connection_of[client]
+        self._gone[client] = time.monotonic()
+        if len(self._gone) > MAX_GONE_CLIENTS:
+            self._gone.popitem(last=False)
 
     def _refused(self, why: str | None) -> None:
         """A process that can never join was turned away: ``why`` (``None``: its handshake
@@ -265,9 +308,11 @@ class StoreServer:
     def _drain(self) -> None:
         for _ in range(1000):  # bounded, so deadlines and the stop signal are still seen
             try:
-                frames = self._socket.recv_multipart(zmq.NOBLOCK)
+                parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
+            frames = [part.bytes for part in parts]
+            self._heard_from(_descriptor(parts[0]), frames[0])
             try:
                 self._handle(frames)
             except Exception:  # a bug must not kill the store; keep serving the others
@@ -382,6 +427,15 @@ class StoreServer:
                 self._reply(identity, rid, Status.OK)
         elif command is Command.NUM_KEYS:
             self._reply(identity, rid, Status.OK, protocol.pack_i64(len(table)))
+        elif command is Command.GONE:
+            now = time.monotonic()
+            gone = (self._gone.get(client) for client in request.keys)
+            self._reply(
+                identity,
+                rid,
+                Status.OK,
+                *(protocol.pack_i64(-1 if when is None else int((now - when) * 1000)) for when in gone),
+            )
         elif command is Command.WAIT_WORKERS:
             if self._workers >= request.number:
                 self._all_joined()

@@ -147,7 +147,8 @@ class TCPStore(Store):
         self._context = zmq.Context()
         self._socket = new_socket(self._context, zmq.DEALER)
         self._socket.linger = 0
-        self._socket.routing_id = os.urandom(16)  # stable across reconnects, so replies find us
+        self._id = os.urandom(16)
+        self._socket.routing_id = self._id  # stable across reconnects, so replies find us
         self._socket.reconnect_ivl = 100
         self._socket.reconnect_ivl_max = 1000
         self._socket.heartbeat_ivl = protocol.HEARTBEAT_INTERVAL_MS
@@ -272,6 +273,18 @@ class TCPStore(Store):
         _, payload = self._request(Command.NUM_KEYS)
         return protocol.unpack_i64(_single(payload, "NUM_KEYS"), "NUM_KEYS reply")
 
+    def client_id(self) -> bytes | None:
+        return self._id
+
+    def gone_for(self, client_ids: Sequence[bytes]) -> list[float | None]:
+        if not client_ids:
+            return []
+        _, payload = self._request(Command.GONE, *(_key(c) for c in client_ids))
+        if len(payload) != len(client_ids):
+            raise DistStoreError(f"GONE reply has {len(payload)} frames for {len(client_ids)} clients")
+        ms = [protocol.unpack_i64(frame, "GONE reply") for frame in payload]
+        return [None if m < 0 else m / 1000 for m in ms]
+
     def close(self) -> None:
         """Close this client; on the master, also stop the server. Safe to call more than once.
 
@@ -378,6 +391,7 @@ class TCPStore(Store):
         """
         started = time.monotonic()
         deadline, notice = started + patience, started + CONNECT_NOTICE_S
+        self._watcher.check()  # a connection that came back while no request waited is up again
         handshakes = self._watcher.handshakes
         while True:
             now = time.monotonic()

@@ -277,10 +277,13 @@ class Transport:
         group_id: the group's id, stamped in and checked against every header.
         timeout: seconds to wait for every peer to publish its endpoint and accept us.
         describe_rank: maps a group rank to how errors name it (e.g. its global rank).
+        left: maps a group rank to the error to raise if it is known to have left the job
+            (its connection to the store dropped for good), else ``None``.
 
     A rank whose start fails says why in the store (``<prefix>failed/<rank>``, counted in
     ``<prefix>failures``), and a rank still waiting to connect to it raises that reason at
-    once; a peer of this host whose process ended is named at once too.
+    once; a peer of this host whose process ended is named at once too, and one that left
+    the store (``left``) within seconds.
     """
 
     def __init__(
@@ -292,9 +295,11 @@ class Transport:
         group_id: int,
         timeout: float,
         describe_rank: Callable[[int], str] = lambda r: f"rank {r}",
+        left: Callable[[int], BaseException | None] = lambda r: None,
     ) -> None:
         self.rank, self.size, self.group_id = rank, size, group_id
         self._name = describe_rank
+        self._left = left
         self._secret = auth.resolve_secret()
         tcp_host = host_address()
         # CURVE (encrypted, replay-proof) whenever peers may be reached off loopback
@@ -492,17 +497,22 @@ class Transport:
                     ) from None
 
     def _raise_if_failed(self, store, prefix: str, missing: list[int]) -> None:
-        """Raise the reason a peer in ``missing`` published for failing to start the group."""
-        if store.add(f"{prefix}failures", 0) == 0:
-            return
+        """Raise the reason a peer in ``missing`` published for failing to start the group,
+        or the error of one that left the job without saying why."""
+        failures = store.add(f"{prefix}failures", 0)
         for peer in missing:
-            if store.check([f"{prefix}failed/{peer}"]):
+            if failures and store.check([f"{prefix}failed/{peer}"]):
                 reason = store.get(f"{prefix}failed/{peer}").decode("utf-8", "replace")
                 self.close()
                 raise DistNetworkError(
                     f"{self._name(peer)} failed to start the group, so {self._name(self.rank)} cannot "
                     f"connect to it: {reason}"
                 )
+        for peer in missing:
+            error = self._left(peer)
+            if error is not None:
+                self.close()
+                raise error
 
     # ------------------------------------------------------------------ sending
     def send(self, peer: int, header: wire.Header, buf: np.ndarray) -> zmq.MessageTracker | None:
