@@ -6,7 +6,7 @@ across processes and machines over ZeroMQ.
 
 Importing the package runs only this file. Its names (``disttorch.Tensor``, ``disttorch.add``,
 ...) are defined by ``_facade`` on the first use of one of them (``__getattr__``), or before the
-first import of a submodule that needs tensors (``_FacadeFirst``), so every submodule loads in
+first import of a submodule that needs tensors (``_names_first``), so every submodule loads in
 the same order as ever, while a program that needs only the standard-library modules
 (``_STDLIB_ONLY``: the launcher's; ``distributed`` and its stores) starts without NumPy. Subpackages (``nn``, ``optim``,
 ``distributed``, ...) are imported on first use.
@@ -14,10 +14,8 @@ the same order as ever, while a program that needs only the standard-library mod
 
 import importlib as _importlib
 import sys as _sys
-from importlib.util import spec_from_loader as _spec_from_loader
-from types import ModuleType as _ModuleType
 
-from . import _public_name
+from . import _names_first, _public_name
 from .kernels.jit import fork_waits as _fork_waits  # (standard library only)
 
 __version__ = "0.1.0"
@@ -25,7 +23,16 @@ __version__ = "0.1.0"
 #: submodules that import only the standard library: importing them defines no tensor names
 #: (``as_torch``: the alias and the script runner every launched rank starts with)
 _STDLIB_ONLY = frozenset(
-    {"launcher", "as_torch", "_public_name", "_faults", "_error_file", "_fd_limit", "_mp_temp_dir"}
+    {
+        "launcher",
+        "as_torch",
+        "_public_name",
+        "_names_first",
+        "_faults",
+        "_error_file",
+        "_fd_limit",
+        "_mp_temp_dir",
+    }
 )
 
 _LAZY = (
@@ -124,37 +131,6 @@ _DEPRECATED_FLAGS = {
 }
 
 
-class _FacadeFirst:
-    """On ``sys.meta_path`` until the facade has loaded: the first import of a submodule
-    outside :data:`_STDLIB_ONLY` loads the facade first, and finds nothing itself, unless
-    the facade imported the very submodule asked for."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None):
-        parts = name.split(".")
-        if parts[0] == __name__ and len(parts) > 1 and not _needs_no_tensors(parts[1:]):
-            _load_facade()
-            if name in _sys.modules:  # the machinery looked there before asking: it would run the file again
-                return _Loaded(_sys.modules[name]).spec
-        return None
-
-
-class _Loaded:
-    """The loader of a submodule that is loaded already: hands it back as it is. The machinery
-    takes a loaded module's own ``__spec__`` over a finder's, so the module wears this loader's
-    spec until :meth:`exec_module` gives its own back."""
-
-    def __init__(self, module: _ModuleType) -> None:
-        self.module, self.own_spec = module, module.__spec__
-        self.spec = _spec_from_loader(module.__name__, self)
-        module.__spec__ = self.spec
-
-    def create_module(self, spec: object) -> _ModuleType:
-        return self.module
-
-    def exec_module(self, module: _ModuleType) -> None:
-        module.__spec__ = self.own_spec
-
-
 def _needs_no_tensors(parts: list[str]) -> bool:
     """Whether submodule ``disttorch.<parts>`` is one of :data:`_STDLIB_ONLY`, or
     ``distributed`` (whose ``__init__`` loads its floors on first use) or one of its
@@ -169,26 +145,10 @@ def _needs_no_tensors(parts: list[str]) -> bool:
     return parts[1] in light
 
 
-_FACADE_FIRST = _FacadeFirst()
-_sys.meta_path.insert(0, _FACADE_FIRST)
-
-
-def _load_facade() -> _ModuleType:
-    """The module defining the package's names, loaded on first call; its names become the
-    package's own. While it runs, the thread running it gets it as it stands (the names so
-    far) and any other thread waits for it to finish (the import lock)."""
-    try:
-        _sys.meta_path.remove(_FACADE_FIRST)
-    except ValueError:
-        pass  # removed already
-    with _fork_waits():  # a fork on another thread waits (a child would inherit the held import lock)
-        facade = _importlib.import_module(f"{__name__}._facade")
-    if not getattr(facade.__spec__, "_initializing", False):
-        names = globals()
-        for name, value in vars(facade).items():
-            if not name.startswith("__"):
-                names.setdefault(name, value)
-    return facade
+_FACADE = _names_first.NamesFirst(
+    globals(), f"{__name__}._facade", lambda parts: not _needs_no_tensors(parts), _fork_waits
+).install()
+_load_facade = _FACADE.load
 
 
 def __getattr__(name: str):

@@ -41,69 +41,17 @@ Environment variables:
 =============================  ============================================================
 """
 
-import copy as _copy
 import importlib as _importlib
-import importlib.abc as _importlib_abc
-import sys as _sys
-from types import ModuleType as _ModuleType
+
+from .._names_first import NamesFirst
 
 #: submodules that need no tensors (the standard library and pyzmq): importing them loads
 #: no other floor, so the launcher hosts and reaches a store without NumPy
 LIGHT_SUBMODULES = frozenset({"store", "base"})
 
 
-class _ApiFirst:
-    """On ``sys.meta_path`` until :mod:`._api` has loaded: the first import of a submodule
-    outside :data:`LIGHT_SUBMODULES` loads the API first, as the eager package did (finds
-    nothing itself)."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None):
-        parts = name.split(".")
-        if name.startswith(f"{__name__}.") and parts[len(__name__.split("."))] not in LIGHT_SUBMODULES:
-            _load_api()
-            module = _sys.modules.get(name)
-            if getattr(module, "__spec__", None) is not None:  # the API imported it: hand it over
-                spec = _copy.copy(module.__spec__)
-                spec.loader = _Loaded(module)
-                module.__spec__ = spec  # (what the import system loads from, once found)
-                return spec
-        return None
-
-
-class _Loaded(_importlib_abc.Loader):
-    """Gives the import system a submodule that loading the API imported while the import
-    system was finding it; otherwise it would run that submodule a second time (two copies:
-    ``groups`` with two default groups)."""
-
-    def __init__(self, module: _ModuleType) -> None:
-        self._module = module
-        self._spec = module.__spec__  # its own, given back once it is handed over
-
-    def create_module(self, spec: object) -> _ModuleType:
-        return self._module
-
-    def exec_module(self, module: _ModuleType) -> None:
-        module.__spec__ = self._spec  # (the import system set the copy handed to it)
-
-
-_API_FIRST = _ApiFirst()
-_sys.meta_path.insert(0, _API_FIRST)
-
-
-def _load_api() -> _ModuleType:
-    """Import :mod:`._api` (once) and make its names this package's own; while it runs, the
-    thread running it sees the names so far and any other thread waits (the import lock)."""
-    try:
-        _sys.meta_path.remove(_API_FIRST)
-    except ValueError:
-        pass  # removed already
-    api = _importlib.import_module(f"{__name__}._api")
-    if not getattr(api.__spec__, "_initializing", False):
-        names = globals()
-        for name, value in vars(api).items():
-            if not name.startswith("__"):
-                names.setdefault(name, value)
-    return api
+_API = NamesFirst(globals(), f"{__name__}._api", lambda parts: parts[0] not in LIGHT_SUBMODULES).install()
+_load_api = _API.load
 
 
 __all__ = [
