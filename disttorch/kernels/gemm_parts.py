@@ -30,6 +30,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from disttorch.kernels.product_cuts import cut_bounds, cut_rule
+
 __all__ = ["FIELDS", "Gemm", "find_gemm"]
 
 KIND, ADDRESS, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC, BATCH, STEP_A, STEP_B, STEP_C, BIAS = range(
@@ -128,15 +130,18 @@ class Gemm:
             return rows, [len(rows) * t // k for t in range(k + 1)]
         if inner > 1:
             field, shifts = BATCH, [(A, steps[0]), (B, steps[1]), (C, steps[2])]
-        elif m >= n:
-            field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
-        else:
-            field, shifts = N, [(B, b.strides[-1]), (C, out.strides[-1])] + [(BIAS, size)] * biased
-        total = whole[field]
-        k = min(k, total)
+            k = min(k, inner)
+            bounds = [inner * t // k for t in range(k + 1)]
+        else:  # a single product: where its parts keep the whole product's bits (product_cuts)
+            cut = cut_bounds(m, n, k, cut_rule(out.dtype), 1) if k > 1 else None
+            axis, bounds = cut or ("rows", [0, m])
+            if axis == "rows":
+                field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
+            else:
+                field, shifts = N, [(B, b.strides[-1]), (C, out.strides[-1])] + [(BIAS, size)] * biased
+        k = len(bounds) - 1
         rows = np.array([whole] * k, dtype=np.int64)
-        for t in range(k):
-            start, stop = total * t // k, total * (t + 1) // k
+        for t, (start, stop) in enumerate(zip(bounds, bounds[1:])):
             rows[t, field] = stop - start
             for at, shift in shifts:
                 rows[t, at] = start * shift

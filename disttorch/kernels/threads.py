@@ -46,6 +46,7 @@ import numpy as np
 
 from disttorch.kernels import vml
 from disttorch.kernels.gemm_parts import Gemm, find_gemm
+from disttorch.kernels.product_cuts import cut_bounds, cut_rule
 from disttorch.kernels.thread_pool import MAX_PRODUCTS, OpPool
 
 __all__ = [
@@ -84,14 +85,15 @@ MIN_PART_ELEMENTS = 3 << 18
 MACS_PER_ELEMENT = 4
 
 #: The dtypes whose single matrix products :func:`matmul` cuts by the rows or the columns of
-#: the result. NumPy's OpenBLAS computes such a part with the bits of the same rows or
-#: columns of the whole product in float32 and complex64 (no difference in some 750 float32
-#: and 330 complex64 random shapes, layouts and cuts, with its SkylakeX, Haswell, Cooperlake
-#: and SapphireRapids kernels), as long as the part is no matrix-vector product and not
-#: small enough for its small-matrix kernels (up to some 1M multiply-adds): hence
-#: :data:`MIN_CUT_ROWS` and :data:`MIN_CUT_MACS`. In float64 40-60% of the cuts rounded
-#: otherwise (where the result has an odd number of columns, say), so a float64 product
-#: runs whole (a stack of them still splits by its products).
+#: the result, where :mod:`disttorch.kernels.product_cuts` found that NumPy's BLAS computes
+#: a part with the bits of the same rows or columns of the whole product (float32 and
+#: complex64: some 750 float32 and 330 complex64 random shapes, layouts and cuts kept their
+#: bits with OpenBLAS's SkylakeX, Cooperlake and SapphireRapids kernels; row cuts at
+#: multiples of 12 rows with its Haswell kernels on an AMD EPYC), as long as the part is no
+#: matrix-vector product and not small enough for its small-matrix kernels (up to some 1M
+#: multiply-adds): hence :data:`MIN_CUT_ROWS` and :data:`MIN_CUT_MACS`. In float64 40-60% of
+#: the cuts rounded otherwise (where the result has an odd number of columns, say), so a
+#: float64 product runs whole (a stack of them still splits by its products).
 #: ``tests/runtime/test_intraop_threads.py`` checks the bits of the cuts at 1 to 4 threads.
 CUT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.complex64))
 MIN_CUT_ROWS = 16
@@ -410,8 +412,8 @@ def matmul(
     one thread, then ``out += bias`` when a bias is given. BLAS itself runs on one thread
     (see the module docstring); a float product splits over the op's threads instead: a
     stack of products by its first batch dim longer than one (each product the same BLAS
-    call whatever the split), a single product by the rows or the columns of its result,
-    whichever are more, where that keeps the bits (see :func:`_most_parts`); each thread
+    call whatever the split), a single product by the rows or the columns of its result
+    where that keeps the bits (see :mod:`~disttorch.kernels.product_cuts`); each thread
     then adds the bias to its own part. Inside a split op's part it is the plain call."""
     if _budget.threads == 1:  # (the common case, without the lists of ``matmuls``)
         return _add_bias(np.matmul(a, b, out=out), bias)
@@ -504,10 +506,11 @@ def _most_parts(a: np.ndarray, b: np.ndarray) -> int:
         stack = next((n for n in _product_shape(a, b)[:-2] if n > 1), 0)
         if stack:
             return stack
-    if a.dtype not in CUT_DTYPES:
-        return 1
+    if a.dtype not in CUT_DTYPES or a.ctypes.data == b.ctypes.data:
+        return 1  # (NumPy computes ``x.T @ x`` with syrk, whose bits its gemm parts lack)
     m, n = a.shape[-2], b.shape[-1]
-    return max(1, min(max(m, n) // MIN_CUT_ROWS, m * n * a.shape[-1] // MIN_CUT_MACS))
+    cut = cut_bounds(m, n, m * n * a.shape[-1] // MIN_CUT_MACS, cut_rule(a.dtype), MIN_CUT_ROWS)
+    return 1 if cut is None else len(cut[1]) - 1
 
 
 def _product_shape(a: np.ndarray, b: np.ndarray) -> tuple:
@@ -588,38 +591,30 @@ def _split_product(
     a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, bias: Optional[np.ndarray] = None
 ) -> List[Callable[[], Any]]:
     """``a @ b`` (each part then plus its slice of ``bias``, a vector along the last dim, when
-    given) into ``out`` as ``k`` tasks: a stack of products by its first batch dim longer
-    than one, a single product by the rows or the columns of its result, whichever are
-    more."""
+    given) into ``out`` as ``k`` tasks (or fewer): a stack of products by its first batch dim
+    longer than one, a single product as :func:`~disttorch.kernels.product_cuts.cut_bounds`
+    places the cuts."""
     batch = out.shape[:-2]
     stack = next((d for d, n in enumerate(batch) if n > 1), None)
     if stack is not None:
         a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-        rows = batch[stack]
-
-        def pieces(i: int, j: int) -> tuple:
-            cut = (slice(None),) * stack + (slice(i, j),)
-            return a[cut], b[cut], out[cut], bias
-
-    elif out.shape[-2] >= out.shape[-1]:
-        rows = out.shape[-2]
-
-        def pieces(i: int, j: int) -> tuple:
-            return a[..., i:j, :], b, out[..., i:j, :], bias
-
-    else:
-        rows = out.shape[-1]
-
-        def pieces(i: int, j: int) -> tuple:
-            return a, b[..., i:j], out[..., i:j], None if bias is None else bias[i:j]
+        k = min(k, batch[stack])
+        axis, bounds = "stack", [batch[stack] * i // k for i in range(k + 1)]
+    else:  # (where the whole product's bits allow: see product_cuts)
+        cut = cut_bounds(*out.shape[-2:], k, cut_rule(out.dtype), MIN_CUT_ROWS)
+        axis, bounds = cut or ("rows", [0, out.shape[-2]])
 
     def part(i: int, j: int) -> None:
-        x, y, into, added = pieces(i, j)
+        if axis == "stack":
+            cut = (slice(None),) * stack + (slice(i, j),)
+            x, y, into, added = a[cut], b[cut], out[cut], bias
+        elif axis == "rows":
+            x, y, into, added = a[..., i:j, :], b, out[..., i:j, :], bias
+        else:
+            x, y, into, added = a, b[..., i:j], out[..., i:j], None if bias is None else bias[i:j]
         _add_bias(np.matmul(x, y, out=into), added)
 
-    k = min(k, rows)
-    bounds = [rows * i // k for i in range(k + 1)]
-    return [lambda i=bounds[t], j=bounds[t + 1]: part(i, j) for t in range(k)]
+    return [lambda i=i, j=j: part(i, j) for i, j in zip(bounds, bounds[1:])]
 
 
 def _run(tasks: List[Callable[[], Any]], meanwhile: Optional[Callable[[], Any]] = None) -> None:

@@ -455,17 +455,18 @@ def test_a_large_matrix_product_splits_over_the_op_pool_and_a_small_one_does_not
         assert _run_recorded(2, lambda: threads.matmul(np.ones((8, 8)), np.ones((8, 8)))) == []
         for a, b in (
             (tall, wide),
-            (wide.T, wide),
+            (wide.T.copy(), wide),
             (np.stack([wide] * 4).astype(np.float64), np.stack([tall] * 4).astype(np.float64)),
-        ):  # rows, columns, a stack (of float64: each product whole)
+        ):  # rows, a transposed operand, a stack (of float64: each product whole)
             got = []
             assert len(_run_recorded(2, lambda a=a, b=b: got.append(threads.matmul(a, b)))) == 1
             assert np.array_equal(got[0], a @ b)
-        # one float64 product: its parts would round otherwise (threads.CUT_DTYPES), so it is whole
-        single = tall.astype(np.float64), wide.astype(np.float64)
-        got = []
-        assert _run_recorded(2, lambda: got.append(threads.matmul(*single))) == []
-        assert np.array_equal(got[0], single[0] @ single[1])
+        # one float64 product: its parts would round otherwise (threads.CUT_DTYPES), so it is
+        # whole; so is x.T @ x, which NumPy computes with syrk (its parts would be gemm's)
+        for single in ((tall.astype(np.float64), wide.astype(np.float64)), (wide.T, wide)):
+            got = []
+            assert _run_recorded(2, lambda single=single: got.append(threads.matmul(*single))) == []
+            assert np.array_equal(got[0], single[0] @ single[1])
     finally:
         disttorch.set_num_threads(before)
 
@@ -1087,3 +1088,34 @@ def test_cat_of_mismatched_shapes_raises_pytorchs_error_split_or_not(split, othe
     disttorch.set_num_threads(n)
     with pytest.raises(RuntimeError, match=re.escape(message)):
         disttorch.cat([disttorch.randn(4, 5, 6), disttorch.randn(*other)], dim)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_the_cuts_the_blas_allows_keep_the_whole_products_bits(dtype):
+    """product_cuts asks the running BLAS where a cut keeps the bits: rows at multiples of a
+    grain (12 with OpenBLAS's Haswell kernels on an AMD EPYC, 1 with its Intel kernels),
+    columns only where any cut did; every place cut_bounds picks keeps them."""
+    from disttorch.kernels.product_cuts import CutRule, cut_bounds, cut_rule
+
+    rule = cut_rule(np.dtype(dtype))
+    rng = np.random.default_rng(1)
+    for m, k, n in ((257, 96, 130), (130, 96, 257), (1000, 33, 48)):
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        whole = a @ b
+        for parts in (2, 3, 5):
+            cut = cut_bounds(m, n, parts, rule, 16)
+            if cut is None:
+                continue
+            axis, bounds = cut
+            assert bounds[0] == 0 and all(x < y for x, y in zip(bounds, bounds[1:]))
+            if axis == "rows":
+                assert bounds[-1] == m and all(x % rule.row_grain == 0 for x in bounds[:-1])
+                got = np.concatenate([a[i:j] @ b for i, j in zip(bounds, bounds[1:])])
+            else:
+                assert rule.columns and bounds[-1] == n
+                got = np.concatenate([a @ b[:, i:j] for i, j in zip(bounds, bounds[1:])], axis=1)
+            assert np.array_equal(got, whole), (m, k, n, cut)
+    # a rule that allows neither cuts nothing; one of rows at steps of 12 never cuts elsewhere
+    assert cut_bounds(500, 500, 4, CutRule(0, False), 16) is None
+    assert cut_bounds(100, 500, 4, CutRule(12, False), 16) == ("rows", [0, 24, 48, 72, 100])
