@@ -13,6 +13,8 @@ import numpy as np
 
 import disttorch.distributed as dist
 
+dist.init_process_group  # (its floors load here, once, not in every forked rank)
+
 WORLD = 3
 
 
