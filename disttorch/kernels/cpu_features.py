@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["has"]
+__all__ = ["float_lanes", "has"]
 
 
 @functools.cache
@@ -26,3 +26,10 @@ def has(*names: str) -> bool:
     """Whether this CPU has every one of the features ``names`` (NumPy's names)."""
     features = _features()
     return all(features.get(name, False) for name in names)
+
+
+def float_lanes() -> int:
+    """The float32 lanes of PyTorch's CPU vectors (``Vectorized<float>::size()``) on this CPU:
+    16 where its AVX512 kernels run (AVX512F+BW+VL+DQ, as :mod:`disttorch.backends.cpu`
+    answers), else 8 (its AVX2 kernels, and the 256-bit default vectors)."""
+    return 16 if has("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ") else 8

@@ -21,7 +21,7 @@ from typing import Optional
 import numpy as np
 
 from .jit import compiled
-from .tensor_iterator import iteration
+from .tensor_iterator import iteration, vector_block
 from .threads import elementwise
 
 __all__ = ["MAX_EXPONENT", "TORCH_EXPONENTS", "compiled_pow", "general_power", "power"]
@@ -114,7 +114,8 @@ def _vectorised_power(
     loops: object, x: np.ndarray, y: np.ndarray, number: float | None, laid_out: bool = False
 ) -> np.ndarray:
     """``x ** y`` (float32) as PyTorch's kernel: SLEEF's ``powf`` on whole 32-element blocks
-    of each vectorised inner loop, in the order PyTorch walks the operands, float64's power
+    (16 with PyTorch's AVX2 kernels: :func:`.tensor_iterator.vector_block`) of each
+    vectorised inner loop, in the order PyTorch walks the operands, float64's power
     rounded once on the rest (there a ``number`` exponent unrounded: PyTorch's scalar loop
     raises to the double). ``laid_out``: PyTorch lays the result out (C order) first, as
     ``number ** tensor`` does."""
@@ -128,7 +129,7 @@ def _vectorised_power(
     xs, ys = np.broadcast_to(x, shape).transpose(order), np.broadcast_to(y, shape).transpose(order)
     rows = np.empty(xs.shape, np.float32).reshape(-1, run)
     xr, yr = np.ascontiguousarray(xs).reshape(-1, run), np.ascontiguousarray(ys).reshape(-1, run)
-    cut = run - run % 32 if vectorised else 0
+    cut = run - run % vector_block() if vectorised else 0
     if cut:
         block = np.empty((rows.shape[0], cut), np.float32)
         loops.pow(

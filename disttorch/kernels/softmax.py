@@ -9,7 +9,8 @@ type) before the result, along another dim (PyTorch's other kernel) once at the 
 (PyTorch's softmax along another dim rounds ``exp(x - max)`` to 16 bits first in the part
 of a row that does not fill its CPU vectors: not replayed, a 16-bit ulp apart there.)
 
-float32 rows along the last dim, with numba, take PyTorch's AVX-512 kernel's steps: SLEEF's
+float32 rows along the last dim, with numba, take PyTorch's kernel's steps on this CPU's
+vectors (:func:`.cpu_features.float_lanes`: 16 float32s with AVX-512, 8 with AVX2): SLEEF's
 ``expf`` of ``x - max``, the row summed in its vectorised ``reduce_all`` order
 (:mod:`disttorch.kernels.softmax_loops`), then times ``1 / sum`` (softmax) or minus SLEEF's
 ``logf`` of the sum (log-softmax): PyTorch's bits (NumPy's ``exp``, pairwise sum and
@@ -24,6 +25,7 @@ import math
 
 import numpy as np
 
+from .cpu_features import float_lanes
 from .jit import compiled
 from .threads import elementwise, parallel_over
 
@@ -32,7 +34,6 @@ __all__ = ["log_softmax", "log_softmax_backward", "softmax"]
 #: Units of work (see ``threads.py``) per element: a max, an ``exp``, a sum and a division;
 #: a row softmax split over 2 threads pays from about 256k elements (benchmarks/threads.py).
 SOFTMAX_WORK = 16
-_VECTOR = 16  # float32 lanes of PyTorch's AVX-512 softmax kernels
 
 
 def _is_16_bit(a: np.ndarray) -> bool:
@@ -68,7 +69,7 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
         loops = compiled(_load_loops) if a.dtype == np.float32 and a.ndim and _last(a, dim) else None
         if loops is not None:
             rows = np.empty(x.shape, np.float32)
-            loops.softmax(_rows(x), rows.reshape(-1, x.shape[-1]))
+            loops.softmax(_rows(x), rows.reshape(-1, x.shape[-1]), float_lanes())
             e[...] = rows
             return
         np.subtract(x, x.max(axis=dim, keepdims=True), out=e)
@@ -101,7 +102,9 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
         loops = compiled(_load_loops) if torch_steps else None
         if loops is not None:
             rows, p = np.empty(x.shape, np.float32), np.empty(x.shape, np.float32)
-            loops.log_softmax(_rows(x), rows.reshape(-1, x.shape[-1]), p.reshape(-1, x.shape[-1]))
+            loops.log_softmax(
+                _rows(x), rows.reshape(-1, x.shape[-1]), p.reshape(-1, x.shape[-1]), float_lanes()
+            )
             shifted[...], e[...] = rows, p
             return
         np.subtract(x, x.max(axis=dim, keepdims=True), out=shifted)
@@ -138,7 +141,9 @@ def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray
 
     def part(index: tuple) -> None:
         rows = np.empty(gx[index].shape, np.float32)
-        loops.log_softmax_backward(_rows(g[index]), _rows(out[index]), rows.reshape(-1, out.shape[-1]))
+        loops.log_softmax_backward(
+            _rows(g[index]), _rows(out[index]), rows.reshape(-1, out.shape[-1]), float_lanes()
+        )
         gx[index] = rows
 
     parallel_over(out.shape, part, skip=(-1,), work=SOFTMAX_WORK * out.size)
@@ -146,17 +151,21 @@ def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray
 
 
 def _by_columns(loop, dim: int, *arrays: np.ndarray) -> np.ndarray:
-    """``loop(*arrays as (outer, dim, inner), out, chunk)`` for PyTorch's kernels along another
-    dim than the last (C-contiguous copies where needed; ``chunk``: its columns a block, 128
-    KiB of float32 rows rounded down to 16-column vectors), split over the op's threads
+    """``loop(*arrays as (outer, dim, inner), out, chunk, lanes)`` for PyTorch's kernels along
+    another dim than the last (C-contiguous copies where needed; ``chunk``: its columns a
+    block, 128 KiB of float32 rows rounded down to whole vectors of ``lanes`` columns,
+    :func:`.cpu_features.float_lanes`), split over the op's threads
     along ``outer``; the result laid out row-major, as PyTorch's."""
     shape = arrays[0].shape
     n = shape[dim]
     inner = math.prod(shape[dim + 1 :])
     views = [np.ascontiguousarray(a).reshape(-1, n, inner) for a in arrays]
-    chunk = min(max(131072 // n // 4, _VECTOR) // _VECTOR * _VECTOR, inner)
+    lanes = float_lanes()
+    chunk = min(max(131072 // n // 4, lanes) // lanes * lanes, inner)
     out = np.empty(views[0].shape, np.float32)
-    parallel_over(out.shape, lambda index: loop(*(v[index] for v in views), out[index], chunk), skip=(1, 2))
+    parallel_over(
+        out.shape, lambda index: loop(*(v[index] for v in views), out[index], chunk, lanes), skip=(1, 2)
+    )
     return out.reshape(shape)
 
 

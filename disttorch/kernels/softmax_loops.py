@@ -1,11 +1,14 @@
 """Compiled loops of :mod:`disttorch.kernels.softmax` (numba, the ``fast`` extra): float32
-softmax and log-softmax rows as PyTorch's AVX-512 last-dim kernels compute them.
+softmax and log-softmax rows as PyTorch's last-dim kernels compute them, on vectors of
+``lanes`` float32s (:func:`.cpu_features.float_lanes`: 16 with its AVX512 kernels, 8 with its
+AVX2 ones).
 
 A row's maximum is subtracted and SLEEF's ``expf`` taken of each difference
 (:func:`.vec_exp_loops.expf`). The ``exp`` values are summed in the order of PyTorch's
-vectorised ``reduce_all``: 16 lanes at a time into one accumulator (the last, partial vector
-only into its first lanes), then the 16 lanes folded in a tree (lane ``i`` plus lane
-``i ^ 8``, then ``i ^ 4``, ``i ^ 2``, ``i ^ 1``); a row shorter than 16 left to right. A
+vectorised ``reduce_all``: ``lanes`` at a time into one accumulator (the last, partial vector
+only into its first lanes), then the lanes folded in a tree (lane ``i`` plus lane
+``i ^ 8`` (16 lanes), then ``i ^ 4``, ``i ^ 2``, ``i ^ 1``); a row shorter than ``lanes`` left
+to right. A
 softmax is then the ``exp`` values times ``1 / sum``, a log-softmax the differences minus
 SLEEF's ``logf`` of the sum (:func:`.vec_log_loops.logf`; a row holding NaN or ``+inf`` has
 a NaN sum, so every element is NaN, as PyTorch's). A log-softmax's gradient is the output
@@ -34,24 +37,22 @@ __all__ = [
     "softmax",
 ]
 
-_LANES = 16
-
 
 @njit(contract=False)
 def _exp_sum(x, e, acc):  # pragma: no cover - compiled
     """``e = expf(x - max(x))`` for one row; returns ``(max, sum of e)``, the sum in
-    ``reduce_all``'s order (``acc``: 16 float32s of scratch)."""
-    n = x.size
-    m = x[0]  # the maximum, 16 lanes at a time (any order gives it; a NaN makes the sum NaN)
-    if n >= _LANES:
-        for k in range(_LANES):
+    ``reduce_all``'s order (``acc``: a vector's lanes of float32 scratch)."""
+    n, lanes = x.size, acc.size
+    m = x[0]  # the maximum, a vector at a time (any order gives it; a NaN makes the sum NaN)
+    if n >= lanes:
+        for k in range(lanes):
             acc[k] = x[k]
-        for d in range(_LANES, n - _LANES + 1, _LANES):
-            for k in range(_LANES):
+        for d in range(lanes, n - lanes + 1, lanes):
+            for k in range(lanes):
                 acc[k] = x[d + k] if x[d + k] > acc[k] else acc[k]
-        for k in range(_LANES):
+        for k in range(lanes):
             m = acc[k] if acc[k] > m else m
-    for j in range(n - n % _LANES if n >= _LANES else 1, n):
+    for j in range(n - n % lanes if n >= lanes else 1, n):
         m = x[j] if x[j] > m else m
     for j in range(n):
         e[j] = expf(x[j] - m)
@@ -60,22 +61,23 @@ def _exp_sum(x, e, acc):  # pragma: no cover - compiled
 
 @njit(contract=False)
 def _lane_sum(e, acc):  # pragma: no cover - compiled
-    """The sum of the row ``e`` in ``reduce_all``'s order (``acc``: 16 float32s of scratch)."""
-    n = e.size
-    if n < _LANES:
+    """The sum of the row ``e`` in ``reduce_all``'s order (``acc``: a vector's lanes of
+    float32 scratch)."""
+    n, lanes = e.size, acc.size
+    if n < lanes:
         s = e[0]
         for j in range(1, n):
             s = s + e[j]
         return s
-    for k in range(_LANES):
+    for k in range(lanes):
         acc[k] = e[k]
-    full = n - n % _LANES
-    for d in range(_LANES, full, _LANES):
-        for k in range(_LANES):
+    full = n - n % lanes
+    for d in range(lanes, full, lanes):
+        for k in range(lanes):
             acc[k] = acc[k] + e[d + k]
     for k in range(n - full):
         acc[k] = acc[k] + e[full + k]
-    width = _LANES // 2
+    width = lanes // 2
     while width:
         for k in range(width):  # lane k (and k ^ width: the same sum) of the tree
             acc[k] = acc[k] + acc[k + width]
@@ -84,9 +86,9 @@ def _lane_sum(e, acc):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def softmax(x, out):  # pragma: no cover - compiled
-    """``out[i] = softmax(x[i])`` for each row of the 2-D float32 ``x``."""
-    acc = np.empty(_LANES, np.float32)
+def softmax(x, out, lanes):  # pragma: no cover - compiled
+    """``out[i] = softmax(x[i])`` for each row of the 2-D float32 ``x`` (vectors of ``lanes``)."""
+    acc = np.empty(lanes, np.float32)
     for i in range(x.shape[0]):
         _, s = _exp_sum(x[i], out[i], acc)
         inv = np.float32(1.0) / s
@@ -95,10 +97,10 @@ def softmax(x, out):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def log_softmax(x, out, probs):  # pragma: no cover - compiled
+def log_softmax(x, out, probs, lanes):  # pragma: no cover - compiled
     """``out[i] = log_softmax(x[i])`` for each row of the 2-D float32 ``x``, and ``probs[i]``
-    its softmax as ``exp / sum`` (the probabilities backward reads)."""
-    acc = np.empty(_LANES, np.float32)
+    its softmax as ``exp / sum`` (the probabilities backward reads; vectors of ``lanes``)."""
+    acc = np.empty(lanes, np.float32)
     for i in range(x.shape[0]):
         m, s = _exp_sum(x[i], probs[i], acc)
         log_s = logf(s)
@@ -108,11 +110,12 @@ def log_softmax(x, out, probs):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def log_softmax_backward(g, y, out):  # pragma: no cover - compiled
+def log_softmax_backward(g, y, out, lanes):  # pragma: no cover - compiled
     """``out[i] = g[i] - exp(y[i]) * sum(g[i])`` for each row of the 2-D float32 output
     gradient ``g`` and log-softmax output ``y``: the sum in ``reduce_all``'s order, SLEEF's
-    ``expf``, the product fused into the subtraction (PyTorch's vectorised backward)."""
-    acc = np.empty(_LANES, np.float32)
+    ``expf``, the product fused into the subtraction (PyTorch's vectorised backward; vectors
+    of ``lanes``)."""
+    acc = np.empty(lanes, np.float32)
     for i in range(g.shape[0]):
         s = _lane_sum(g[i], acc)
         for j in range(g.shape[1]):
@@ -120,19 +123,19 @@ def log_softmax_backward(g, y, out):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def log_softmax_columns(x3, out, chunk):  # pragma: no cover - compiled
+def log_softmax_columns(x3, out, chunk, lanes):  # pragma: no cover - compiled
     """``out = log_softmax(x3, axis=1)`` for the contiguous float32 ``(outer, dim, inner)``
     ``x3``, as PyTorch's kernel for a dim other than the last: the columns in chunks of
     ``chunk``, each column's maximum, then its sum of ``exp(x - max)`` over the dim in order
-    (SLEEF's ``expf`` in a chunk's whole 16-column vectors, the C library's after them),
-    SLEEF's ``logf`` of it, and ``(x - max) - log``."""
+    (SLEEF's ``expf`` in a chunk's whole ``lanes``-column vectors, the C library's after
+    them), SLEEF's ``logf`` of it, and ``(x - max) - log``."""
     outer, dim, inner = x3.shape
     m = np.empty(chunk, np.float32)
     s = np.empty(chunk, np.float32)
     for o in range(outer):
         for k0 in range(0, inner, chunk):
             size = min(chunk, inner - k0)
-            whole = size - size % _LANES
+            whole = size - size % lanes
             for c in range(size):
                 m[c] = -np.inf
                 s[c] = 0
@@ -153,16 +156,17 @@ def log_softmax_columns(x3, out, chunk):  # pragma: no cover - compiled
 
 
 @njit(contract=False)
-def log_softmax_columns_backward(g3, y3, out, chunk):  # pragma: no cover - compiled
+def log_softmax_columns_backward(g3, y3, out, chunk, lanes):  # pragma: no cover - compiled
     """The gradient of :func:`log_softmax_columns` from its output ``y3`` and the output
     gradient ``g3``: each column's sum of ``g`` over the dim in order, then ``g - exp(y) * sum``
-    fused (SLEEF's ``expf`` in a chunk's whole 16-column vectors, the C library's after them)."""
+    fused (SLEEF's ``expf`` in a chunk's whole ``lanes``-column vectors, the C library's after
+    them)."""
     outer, dim, inner = g3.shape
     s = np.empty(chunk, np.float32)
     for o in range(outer):
         for k0 in range(0, inner, chunk):
             size = min(chunk, inner - k0)
-            whole = size - size % _LANES
+            whole = size - size % lanes
             for c in range(size):
                 s[c] = 0
             for d in range(dim):

@@ -1,6 +1,7 @@
 """How PyTorch's ``TensorIterator`` walks an elementwise kernel's operands, for kernels whose
-bits depend on it (SLEEF's functions on whole 32-element blocks of each vectorised inner loop,
-the C library's on the rest): the order of the dims (by strides: a transposed operand in its
+bits depend on it (SLEEF's functions on whole blocks of each vectorised inner loop, 32
+elements with PyTorch's AVX512 kernels and 16 with its AVX2 ones, the C library's on the
+rest: :func:`vector_block`): the order of the dims (by strides: a transposed operand in its
 memory order), the elements each inner loop takes (the trailing dims it coalesces), and
 whether that loop is vectorised (a strided inner dim, such as a column slice, is not)."""
 
@@ -10,7 +11,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["by_inner_loops", "by_rows", "dim_order", "in_memory_order", "inner_run", "iteration"]
+from .cpu_features import float_lanes
+
+__all__ = [
+    "by_inner_loops",
+    "by_rows",
+    "dim_order",
+    "in_memory_order",
+    "inner_run",
+    "iteration",
+    "vector_block",
+]
 
 
 def inner_run(shape: tuple[int, ...], *strides: tuple[int, ...]) -> int:
@@ -76,6 +87,13 @@ def iteration(shape: tuple[int, ...], *operands: np.ndarray) -> tuple[list[int],
     return order, run, vectorised
 
 
+def vector_block() -> int:
+    """The elements of one block of PyTorch's vectorised inner loop (``vectorized_loop``: two
+    vectors at a time), the scalar loop taking what is left after the last whole block: 32
+    with its AVX512 kernels, 16 with its AVX2 ones (:func:`.cpu_features.float_lanes`)."""
+    return 2 * float_lanes()
+
+
 def by_inner_loops(
     x: np.ndarray,
     compute: Callable[[np.ndarray, int], np.ndarray],
@@ -125,7 +143,7 @@ def by_rows(
     """:func:`by_inner_loops` where each row of the C-contiguous 2-D ``rows`` is one inner loop
     (vectorised or not): the results, of ``rows``' shape."""
     run = rows.shape[1]
-    cut = run - run % 32 if vectorised else 0
+    cut = run - run % vector_block() if vectorised else 0
     if cut in (0, run) or rows.shape[0] == 1:
         return compute(rows.reshape(-1), cut if rows.shape[0] == 1 else cut and rows.size).reshape(rows.shape)
     blocks = compute(np.ascontiguousarray(rows[:, :cut]).reshape(-1), rows.shape[0] * cut)
