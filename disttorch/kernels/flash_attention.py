@@ -3,8 +3,9 @@ float32 copies, so that ``scaled_dot_product_attention`` gives its bits.
 
 Forward: the keys go in blocks of :data:`KV_BLOCK`; per block the row maximum is updated,
 ``exp(s - max)`` computed with the kernel's fast exponential (:func:`fexp_u20`) on whole
-16-lane vectors and the C library's ``expf`` on the rest, summed in 16 float32 lanes (then
-the lanes pairwise, then the rest in order), rounded to the 16-bit dtype before the product
+vectors and the C library's ``expf`` on the rest, summed in the vector's float32 lanes (then
+the lanes pairwise, then the rest in order; 16 lanes with PyTorch's AVX512 kernels, 8 with
+its AVX2 ones, :func:`.cpu_features.float_lanes`), rounded to the 16-bit dtype before the product
 with V; earlier blocks' sums and products are rescaled by ``exp(old max - new max)``. The
 output is the product times ``1 / sum``. Backward: the weights come back as SLEEF's
 ``exp(s - logsumexp)``; the queries go in blocks (:func:`query_block`) and the key and
@@ -16,13 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cpu_features import float_lanes
 from .threads import matmul
 from .vec_exp import sleef_exp
 
 __all__ = ["KV_BLOCK", "fexp_u20", "flash_backward", "flash_forward", "query_block", "weights"]
 
 KV_BLOCK = 512  # keys per block, at every query length
-_LANES = 16  # float32 lanes of an AVX512 vector
+# float32 lanes of the kernel's vectors: 16 with PyTorch's AVX512 kernels, 8 with its AVX2 ones
+_LANES = float_lanes()
 _F = np.float32
 _LOG2E = np.array(0x3FB8AA3B, np.uint32).view(_F)
 _LN_MIN = np.array(0xC2AEAC50, np.uint32).view(_F)  # below: 0
@@ -108,8 +111,8 @@ def flash_forward(s: np.ndarray, v: np.ndarray, low: np.dtype) -> tuple:
 
 
 def _lane_tree(lanes: np.ndarray) -> np.ndarray:
-    """The sum of 16 float32 lanes ``(..., 16)`` as the kernel reduces a vector: halves added
-    pairwise (lane i to lane i + 8, then + 4, + 2, + 1); ``(..., 1)``."""
+    """The sum of the float32 lanes ``(..., _LANES)`` as the kernel reduces a vector: halves
+    added pairwise (with 16 lanes lane i to lane i + 8, then + 4, + 2, + 1); ``(..., 1)``."""
     width = _LANES
     while width > 1:
         width //= 2
@@ -119,7 +122,7 @@ def _lane_tree(lanes: np.ndarray) -> np.ndarray:
 
 def _vector_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row dot products ``(..., 1)`` of float32 rows as PyTorch's 16-bit ``map2_reduce_all``
-    sums them: the products of 16-element chunks go to two 16-lane accumulators in turn
+    sums them: the products of ``_LANES``-element chunks go to two accumulators in turn
     (even chunks, odd chunks), which are added, then reduced by :func:`_lane_tree`."""
     n = a.shape[-1]
     padded = -(-n // _LANES) * _LANES
