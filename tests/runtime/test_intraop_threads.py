@@ -514,18 +514,21 @@ def test_a_product_plus_bias_has_one_threads_bits_and_each_thread_adds_its_part(
     compiled code or as ``np.matmul`` calls: the bits of one thread's ``out += b``; when the
     product is cut, no thread adds the bias after the product (each part has added its own)."""
     before = disttorch.get_num_threads()
-    if not compiled:
-        monkeypatch.setattr(threads._budget, "gemm", None)
+    if not compiled:  # (set_num_threads looks for the BLAS's gemm again)
+        monkeypatch.setattr(threads, "find_gemm", lambda paths: None)
     rng = np.random.default_rng(2)
     m, k, n = shape
     x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((m, k), (n, k), (n,)))
     added_after = []
     adds = threads._add_bias
     monkeypatch.setattr(
-        threads, "_add_bias", lambda out, bias: added_after.append(out.shape) or adds(out, bias)
+        threads,
+        "_add_bias",
+        lambda out, bias: (bias is not None and added_after.append(out.shape)) or adds(out, bias),
     )
     try:
         disttorch.set_num_threads(1)
+        assert (threads._budget.gemm is None) == (not compiled)
         one = threads.matmul(x, w.T, bias=b)
         assert np.array_equal(one, np.add(x @ w.T, b))
         for n_threads in (2, 3, 4):
