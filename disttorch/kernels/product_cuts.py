@@ -13,8 +13,8 @@ rows or columns of the whole product depends on NumPy's BLAS and the CPU's kerne
 - Our columns are the kernel's rows, which OpenBLAS blocks by the whole product's size: a
   column cut on Zen 3 changes the bits wherever it falls; with the Intel kernels it did not.
 
-:func:`cut_rule` asks the running BLAS once per dtype, with small products cut at every
-candidate place, rather than keep a table of kernels (``tests/runtime/test_intraop_threads.py``
+:func:`cut_rule` asks the running BLAS once per dtype, cutting one product of the size of
+the op pool's parts at candidate places (some 15 ms), rather than keep a table of kernels (``tests/runtime/test_intraop_threads.py``
 checks the products of real layers at 1 to 4 threads); :func:`cut_bounds` places the cuts.
 """
 
@@ -29,7 +29,11 @@ __all__ = ["CutRule", "cut_bounds", "cut_rule"]
 
 #: row steps tried, smallest first: a kernel's tile width divides one of them
 _GRAINS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48)
-_PROBE_ROWS, _PROBE_DEPTH, _PROBE_COLUMNS = 240, 40, 200
+#: the probe's product, and the first and last row and column where it is cut: every part
+#: has some 4.7M multiply-adds or more, as the op pool's parts (threads.MIN_CUT_MACS), above
+#: the sizes OpenBLAS gives its small-matrix kernels (up to 1M), which round otherwise
+_ROWS, _DEPTH, _COLUMNS = 576, 96, 512
+_FIRST_ROW, _LAST_ROW, _FIRST_COLUMN, _LAST_COLUMN = 96, 480, 96, 416
 
 
 class CutRule(NamedTuple):
@@ -43,10 +47,12 @@ class CutRule(NamedTuple):
 @functools.cache
 def cut_rule(dtype: np.dtype) -> CutRule:
     """The cuts of a ``dtype`` product that kept the whole product's bits when tried once on
-    this process's BLAS (which must then run on one thread, as the op pool holds it)."""
+    this process's BLAS (which must then run on one thread, as the op pool holds it): for
+    each grain, a few of its multiples, the first that is no multiple of a larger grain
+    included; for the columns, cuts at odd and even places."""
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((_PROBE_ROWS, _PROBE_DEPTH)).astype(dtype)
-    b = rng.standard_normal((_PROBE_DEPTH, _PROBE_COLUMNS)).astype(dtype)
+    a = rng.standard_normal((_ROWS, _DEPTH)).astype(dtype)
+    b = rng.standard_normal((_DEPTH, _COLUMNS)).astype(dtype)
     if np.dtype(dtype).kind == "c":
         a = a + 1j * rng.standard_normal(a.shape).astype(dtype)
         b = b - 1j * rng.standard_normal(b.shape).astype(dtype)
@@ -60,11 +66,13 @@ def cut_rule(dtype: np.dtype) -> CutRule:
             whole[:, cut:], a @ b[:, cut:]
         )
 
-    grain = next(
-        (g for g in _GRAINS if all(rows_keep(c) for c in (g, 7 * g, 10 * g, _PROBE_ROWS // g // 2 * g) if c)),
-        0,
-    )
-    return CutRule(grain, all(columns_keep(c) for c in (1, 17, 64, 99, 128, 163)))
+    def row_cuts(g: int) -> tuple:
+        first = -(-_FIRST_ROW // g) * g  # (first + g: no multiple of the next grains)
+        return first + g, first, (_FIRST_ROW + _LAST_ROW) // 2 // g * g, _LAST_ROW // g * g
+
+    grain = next((g for g in _GRAINS if all(rows_keep(c) for c in row_cuts(g))), 0)
+    columns = all(columns_keep(c) for c in (_FIRST_COLUMN + 1, _FIRST_COLUMN, 255, _LAST_COLUMN))
+    return CutRule(grain, columns)
 
 
 def cut_bounds(m: int, n: int, parts: int, rule: CutRule, min_size: int) -> Optional[Tuple[str, List[int]]]:

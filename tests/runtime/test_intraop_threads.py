@@ -1102,7 +1102,7 @@ def test_the_cuts_the_blas_allows_keep_the_whole_products_bits(dtype):
 
     rule = cut_rule(np.dtype(dtype))
     rng = np.random.default_rng(1)
-    for m, k, n in ((257, 96, 130), (130, 96, 257), (1000, 33, 48)):
+    for m, k, n in ((1100, 96, 260), (260, 96, 1100), (2000, 40, 128)):  # (parts of 2M-14M multiply-adds)
         a = rng.standard_normal((m, k)).astype(dtype)
         b = rng.standard_normal((k, n)).astype(dtype)
         whole = a @ b
