@@ -30,8 +30,6 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from disttorch.kernels.product_cuts import cut_bounds, cut_rule
-
 __all__ = ["FIELDS", "Gemm", "find_gemm"]
 
 KIND, ADDRESS, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC, BATCH, STEP_A, STEP_B, STEP_C, BIAS = range(
@@ -59,14 +57,23 @@ class Gemm:
         self.plans: dict = {}  # (shapes, strides, dtypes, k) -> (rows without addresses, bounds) or None
 
     def split(
-        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, bias: Optional[np.ndarray] = None
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        out: np.ndarray,
+        k: int,
+        bias: Optional[np.ndarray] = None,
+        cut: Optional[Tuple[str, List[int]]] = None,
     ) -> Optional[Tuple[np.ndarray, List[int]]]:
         """``a @ b`` (plus ``bias``, a vector along the result's last dim, when given) into
         ``out`` shared among ``k`` threads (or fewer when there is less to share):
         ``(rows, bounds)``, thread ``t`` running ``rows[bounds[t]:bounds[t + 1]]``; ``None``
         when the product or the bias does not qualify. A stack is split by its batch, a
-        single product by the rows or the columns of ``out``, whichever are more."""
+        single product as ``cut`` says (``("rows" or "columns", bounds)``, see
+        :mod:`disttorch.kernels.product_cuts`), else by the rows or the columns of ``out``,
+        whichever are more, in equal parts."""
         key = (a.shape, b.shape, out.shape, a.strides, b.strides, out.strides, a.dtype, b.dtype, out.dtype, k)
+        key += (None,) if cut is None else (cut[0], tuple(cut[1]))
         if bias is not None:
             if bias.dtype != out.dtype or bias.shape != out.shape[-1:] or bias.strides != (out.itemsize,):
                 return None
@@ -75,7 +82,7 @@ class Gemm:
         if plan is False:
             if len(self.plans) >= _PLANS:
                 self.plans.clear()
-            plan = self.plans[key] = self._plan(a, b, out, k, bias is not None)
+            plan = self.plans[key] = self._plan(a, b, out, k, bias is not None, cut)
         if plan is None:
             return None
         where = [_address(x) for x in (a, b, out)]
@@ -98,7 +105,9 @@ class Gemm:
         work = self.split(a, b, out, 1, bias)
         return None if work is None else work[0]
 
-    def _plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, biased: bool) -> Optional[tuple]:
+    def _plan(
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, biased: bool, cuts: Optional[tuple]
+    ) -> Optional[tuple]:
         """:meth:`split`'s rows with the operands at address 0, and its bounds, or ``None``."""
         kind = self.addresses.get(out.dtype)
         if kind is None or a.dtype != out.dtype or b.dtype != out.dtype or not out.dtype.isnative:
@@ -132,13 +141,15 @@ class Gemm:
             field, shifts = BATCH, [(A, steps[0]), (B, steps[1]), (C, steps[2])]
             k = min(k, inner)
             bounds = [inner * t // k for t in range(k + 1)]
-        else:  # a single product: where its parts keep the whole product's bits (product_cuts)
-            cut = cut_bounds(m, n, k, cut_rule(out.dtype), 1) if k > 1 else None
-            axis, bounds = cut or ("rows", [0, m])
+        else:  # a single product: as ``cuts`` says, else by its longer side in equal parts
+            axis, bounds = cuts if cuts is not None else ("rows" if m >= n else "columns", None)
             if axis == "rows":
                 field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
             else:
                 field, shifts = N, [(B, b.strides[-1]), (C, out.strides[-1])] + [(BIAS, size)] * biased
+            if bounds is None:
+                k = min(k, whole[field])
+                bounds = [whole[field] * t // k for t in range(k + 1)]
         k = len(bounds) - 1
         rows = np.array([whole] * k, dtype=np.int64)
         for t, (start, stop) in enumerate(zip(bounds, bounds[1:])):

@@ -566,7 +566,8 @@ def _split_rows(
     if _budget.gemm is None:
         return None
     works = [
-        _budget.gemm.split(a, b, out, k, bias) for (a, b), out, bias, k in zip(products, outs, biases, shares)
+        _budget.gemm.split(a, b, out, k, bias, None if _stack_dim(out) is not None else _single_cut(out, k))
+        for (a, b), out, bias, k in zip(products, outs, biases, shares)
     ]
     if any(work is None for work in works):
         return None
@@ -595,14 +596,13 @@ def _split_product(
     longer than one, a single product as :func:`~disttorch.kernels.product_cuts.cut_bounds`
     places the cuts."""
     batch = out.shape[:-2]
-    stack = next((d for d, n in enumerate(batch) if n > 1), None)
+    stack = _stack_dim(out)
     if stack is not None:
         a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
         k = min(k, batch[stack])
         axis, bounds = "stack", [batch[stack] * i // k for i in range(k + 1)]
-    else:  # (where the whole product's bits allow: see product_cuts)
-        cut = cut_bounds(*out.shape[-2:], k, cut_rule(out.dtype), MIN_CUT_ROWS)
-        axis, bounds = cut or ("rows", [0, out.shape[-2]])
+    else:
+        axis, bounds = _single_cut(out, k)
 
     def part(i: int, j: int) -> None:
         if axis == "stack":
@@ -615,6 +615,17 @@ def _split_product(
         _add_bias(np.matmul(x, y, out=into), added)
 
     return [lambda i=i, j=j: part(i, j) for i, j in zip(bounds, bounds[1:])]
+
+
+def _stack_dim(out: np.ndarray) -> Optional[int]:
+    """The first batch dim longer than one of a product's result ``out``, if any."""
+    return next((d for d, n in enumerate(out.shape[:-2]) if n > 1), None)
+
+
+def _single_cut(out: np.ndarray, k: int) -> Tuple[str, List[int]]:
+    """Where the single product ``out`` is cut into at most ``k`` parts with the whole
+    product's bits (:func:`~disttorch.kernels.product_cuts.cut_bounds`); one part if nowhere."""
+    return cut_bounds(*out.shape[-2:], k, cut_rule(out.dtype), MIN_CUT_ROWS) or ("rows", [0, out.shape[-2]])
 
 
 def _run(tasks: List[Callable[[], Any]], meanwhile: Optional[Callable[[], Any]] = None) -> None:
