@@ -106,7 +106,7 @@ class Gemm:
         return None if work is None else work[0]
 
     def _plan(
-        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, biased: bool, cuts: Optional[tuple]
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int, biased: bool, cut: Optional[tuple]
     ) -> Optional[tuple]:
         """:meth:`split`'s rows with the operands at address 0, and its bounds, or ``None``."""
         kind = self.addresses.get(out.dtype)
@@ -121,8 +121,8 @@ class Gemm:
             return None
         batch = out.shape[:-2]
         strides = [_batch_strides(x, batch) for x in (a, b, out)]
-        cut = _flat_from(strides, batch)
-        outer, inner = batch[:cut], math.prod(batch[cut:])
+        flat = _flat_from(strides, batch)
+        outer, inner = batch[:flat], math.prod(batch[flat:])
         if math.prod(outer) > _MAX_ROWS:
             return None
         steps = [
@@ -141,8 +141,8 @@ class Gemm:
             field, shifts = BATCH, [(A, steps[0]), (B, steps[1]), (C, steps[2])]
             k = min(k, inner)
             bounds = [inner * t // k for t in range(k + 1)]
-        else:  # a single product: as ``cuts`` says, else by its longer side in equal parts
-            axis, bounds = cuts if cuts is not None else ("rows" if m >= n else "columns", None)
+        else:  # a single product: as ``cut`` says, else by its longer side in equal parts
+            axis, bounds = cut if cut is not None else ("rows" if m >= n else "columns", None)
             if axis == "rows":
                 field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
             else:

@@ -14,8 +14,9 @@ rows or columns of the whole product depends on NumPy's BLAS and the CPU's kerne
   column cut on Zen 3 changes the bits wherever it falls; with the Intel kernels it did not.
 
 :func:`cut_rule` asks the running BLAS once per dtype, cutting one product of the size of
-the op pool's parts at candidate places (some 15 ms), rather than keep a table of kernels (``tests/runtime/test_intraop_threads.py``
-checks the products of real layers at 1 to 4 threads); :func:`cut_bounds` places the cuts.
+the op pool's parts at candidate places (some 15 ms), rather than keep a table of kernels
+(``tests/runtime/test_intraop_threads.py`` checks the products of real layers at 1 to 4
+threads); :func:`cut_bounds` places the cuts.
 """
 
 from __future__ import annotations
