@@ -234,7 +234,7 @@ def intruders(rank: int, ws: int) -> int:
     pg = dist.GroupMember.WORLD
     x = np.arange(1000, dtype=np.float64)
     dist.all_reduce(x)
-    refused = 0
+    outcomes: list[str] = []  # how each intruder's handshake ended, as its own socket saw it
     if rank == 0:
         import json
 
@@ -249,10 +249,12 @@ def intruders(rank: int, ws: int) -> int:
             s.connect(endpoint)
             header = wire.Header(wire.DATA, 0, 3, 0, wire.op_code("all_reduce"), 8, -1, 1000, 0, 0, 8000)
             s.send_multipart([wire.pack(header), np.full(1000, 1e9).tobytes()])
-            deadline, outcome = time.monotonic() + 12, None  # a loaded machine is slow to refuse
+            started = time.monotonic()
+            deadline, outcome, seen = started + 12, None, []  # a loaded machine is slow to refuse
             while outcome is None and time.monotonic() < deadline:
                 if mon.poll(100):
                     event = parse_monitor_message(mon.recv_multipart())["event"]
+                    seen.append(zmq.Event(event).name)
                     if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                         outcome = "accepted"
                     elif event in (
@@ -262,7 +264,7 @@ def intruders(rank: int, ws: int) -> int:
                         zmq.EVENT_DISCONNECTED,
                     ):
                         outcome = "refused"
-            refused += outcome == "refused"
+            outcomes.append(f"{outcome} after {time.monotonic() - started:.1f} s ({', '.join(seen)})")
             s.close(linger=0)
             mon.close(linger=0)
         for blob in (os.urandom(64), b"\xff" + os.urandom(4000), b"GET / HTTP/1.1\r\n\r\n"):
@@ -284,12 +286,13 @@ def intruders(rank: int, ws: int) -> int:
         assert np.array_equal(y, np.arange(1000) * ws), f"all_reduce {k} corrupted"
     assert not any(pg.transport._stash.values()) and not pg.transport.errors
     dist.destroy_process_group()
-    return refused
+    return outcomes
 
 
 @pytest.mark.timeout(120)
 def test_intruders_and_garbage_are_rejected_while_the_job_runs():
-    assert run_ranks(intruders, 2, timeout=100) == [3, 0]
+    outcomes, _ = run_ranks(intruders, 2, timeout=100)
+    assert [o.split()[0] for o in outcomes] == ["refused"] * 3, outcomes
 
 
 def dropped(rank: int, ws: int) -> str:

@@ -79,6 +79,9 @@ _HANDSHAKE_FAILURES = (
 )
 #: Most clients whose dropped connection the server remembers (for ``GONE``); the oldest go first.
 MAX_GONE_CLIENTS = 4096
+#: How long closing the server may take to deliver the replies it has queued: the last
+#: client's acknowledgement must not vanish with the process that hosts the store.
+CLOSE_LINGER_MS = 1_000
 
 
 def _descriptor(frame: zmq.Frame) -> int | None:
@@ -194,13 +197,14 @@ class StoreServer:
         self._closed = True
         self._waker.send(b"stop")
         self._thread.join(timeout=10)
-        self._close_sockets()
+        self._close_sockets(CLOSE_LINGER_MS)
 
-    def _close_sockets(self) -> None:
+    def _close_sockets(self, linger_ms: int = 0) -> None:
         monitor = getattr(self, "_monitor", None)
         if monitor is not None:
             self._socket.disable_monitor()
-        for sock in (self._socket, getattr(self, "_wake", None), getattr(self, "_waker", None), monitor):
+        self._socket.close(linger=linger_ms)
+        for sock in (getattr(self, "_wake", None), getattr(self, "_waker", None), monitor):
             if sock is not None:
                 sock.close(linger=0)
         self._context.term()  # also ends this context's ZAP handler thread
