@@ -10,11 +10,15 @@
 
     results = run_ranks(work, 4, args=(10,), timeout=30)   # -> [value of rank 0, ...]
 
-Each rank is a fresh ``python`` process (no fork of the test process) with the environment
+Each rank is a new process (never a fork of the test process) with the environment
 ``disttorch-launch`` would give it: ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT`` and a fresh
-``DISTTORCH_JOB_SECRET``, plus ``env``. The function is found again in the child by its
-module file and name; arguments and results travel with cloudpickle through files.
+``DISTTORCH_JOB_SECRET``, plus ``env``. A :func:`run_ranks` rank whose environment adds
+nothing but those is forked from a warm process that has imported disttorch already
+(:mod:`rank_forkserver`; ``DISTTORCH_TESTS_FRESH_RANKS=1`` turns that off); the others, and
+every :func:`run_script` rank, are fresh ``python`` processes. The function is found again
+in the child by its module file and name; arguments and results travel with cloudpickle
+through files.
 
 Every call has a ``timeout``: ranks still running then are killed and reported, so a bug
 fails the test instead of hanging it. If a rank raises, :func:`run_ranks` raises
@@ -38,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import cloudpickle
+import rank_forkserver
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -142,16 +147,28 @@ def _collect(procs: list[subprocess.Popen], outs: list, errs: list) -> tuple[lis
 
 
 def _start(
-    cmd: list[str], world_size: int, env: dict | None, rank_envs: Sequence[dict] | None, cwd: str | None
-) -> list[tuple[subprocess.Popen, Any, Any]]:
+    cmd: list[str],
+    world_size: int,
+    env: dict | None,
+    rank_envs: Sequence[dict] | None,
+    cwd: str | None,
+    job: str | None = None,
+) -> list[tuple[subprocess.Popen | rank_forkserver.ForkedRank, Any, Any]]:
+    """Start the ranks: forked from the warm server when ``job`` (a :func:`run_ranks` job
+    file) is given and the rank's environment allows it, else as ``cmd``."""
     port, secret = free_port(), secrets.token_hex(32)
     started = []
     for rank in range(world_size):
         e = rank_env(rank, world_size, port, secret, env)
         if rank_envs:
             e.update({k: str(v) for k, v in rank_envs[rank].items()})
-        out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        started.append((subprocess.Popen(cmd, env=e, stdout=out, stderr=err, cwd=cwd or REPO), out, err))
+        out, err = tempfile.NamedTemporaryFile(), tempfile.NamedTemporaryFile()
+        server = rank_forkserver.server_for(e, cwd or REPO) if job else None
+        if server is not None:
+            proc = server.fork(job, e, out.name, err.name)
+        else:
+            proc = subprocess.Popen(cmd, env=e, stdout=out, stderr=err, cwd=cwd or REPO)
+        started.append((proc, out, err))
     return started
 
 
@@ -192,7 +209,7 @@ def run_ranks(
             f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
             f"import dist_helpers; dist_helpers._child_main({job!r})",
         ]
-        started = _start(cmd, world_size, env, rank_envs, None)
+        started = _start(cmd, world_size, env, rank_envs, None, job)
         procs = [p for p, _, _ in started]
         killed, elapsed = _wait_all(procs, timeout)
         stdout, stderr = _collect(procs, [o for _, o, _ in started], [e for _, _, e in started])
