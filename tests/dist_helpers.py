@@ -13,8 +13,8 @@
 Each rank is a new process (never a fork of the test process) with the environment
 ``disttorch-launch`` would give it: ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT`` and a fresh
-``DISTTORCH_JOB_SECRET``, plus ``env``. A :func:`run_ranks` rank whose environment adds
-nothing but those is forked from a warm process that has imported disttorch already
+``DISTTORCH_JOB_SECRET``, plus ``env``. The ranks of a :func:`run_ranks` call without
+``env`` or ``rank_envs`` are forked from a warm process that has imported disttorch already
 (:mod:`rank_forkserver`; ``DISTTORCH_TESTS_FRESH_RANKS=1`` turns that off); the others, and
 every :func:`run_script` rank, are fresh ``python`` processes. The function is found again
 in the child by its module file and name; arguments and results travel with cloudpickle
@@ -155,7 +155,7 @@ def _start(
     job: str | None = None,
 ) -> list[tuple[subprocess.Popen | rank_forkserver.ForkedRank, Any, Any]]:
     """Start the ranks: forked from the warm server when ``job`` (a :func:`run_ranks` job
-    file) is given and the rank's environment allows it, else as ``cmd``."""
+    file) is given and the ranks need no variables of their own, else as ``cmd``."""
     port, secret = free_port(), secrets.token_hex(32)
     started = []
     for rank in range(world_size):
@@ -163,7 +163,7 @@ def _start(
         if rank_envs:
             e.update({k: str(v) for k, v in rank_envs[rank].items()})
         out, err = tempfile.NamedTemporaryFile(), tempfile.NamedTemporaryFile()
-        server = rank_forkserver.server_for(e, cwd or REPO) if job else None
+        server = rank_forkserver.server_for(e, cwd or REPO) if job and not (env or rank_envs) else None
         if server is not None:
             proc = server.fork(job, e, out.name, err.name)
         else:

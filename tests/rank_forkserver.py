@@ -7,10 +7,12 @@ rank starts in milliseconds with the same modules a fresh one would import.
 
 A fork is a fresh process only where nothing was read from the environment at import time:
 the server serves a rank only when that rank's environment equals the server's own but for
-the variables of the job (``JOB_VARIABLES``: the ones the launcher sets per rank, read when
-the process group starts). Any other difference (``env=``, ``rank_envs=``, a monkeypatched
-variable) and :func:`dist_helpers.run_ranks` starts a fresh process as before. Each forked
-rank gets its own OS-seeded default generator and NumPy global state, as a fresh one does.
+the variables that change from run to run (``PER_RUN_VARIABLES``: the ones the launcher sets
+per rank, read when the process group starts, and pytest's name of the running test). A
+test that adds variables (``env=``, ``rank_envs=``) gets fresh processes, as before; when the
+test process's own environment changed (a monkeypatched variable), a new server is started
+with it. Each forked rank gets its own OS-seeded default generator and NumPy global state,
+as a fresh one does.
 
 The server is the parent of the ranks: it reaps them and reports their exit statuses on its
 stdout; :class:`ForkedRank` reads them back and behaves like the part of
@@ -32,8 +34,8 @@ import threading
 import time
 from typing import Any
 
-#: Variables that differ from rank to rank and job to job; read when a process group starts.
-JOB_VARIABLES = frozenset(
+#: Variables that differ from rank to rank, job to job or test to test; none is read at import.
+PER_RUN_VARIABLES = frozenset(
     {
         "RANK",
         "LOCAL_RANK",
@@ -43,6 +45,7 @@ JOB_VARIABLES = frozenset(
         "MASTER_PORT",
         "DISTTORCH_JOB_SECRET",
         "PYTHONUNBUFFERED",
+        "PYTEST_CURRENT_TEST",
     }
 )
 
@@ -253,22 +256,22 @@ def _close_server() -> None:
 
 
 def server_for(env: dict, cwd: str) -> _Server | None:
-    """This worker's fork server if it can start a rank with ``env`` in ``cwd``, else ``None``."""
+    """This worker's fork server for ranks with environment ``env`` in ``cwd`` (one started
+    anew when the environment changed), or ``None`` if none can start."""
     global _server, _broken
     if _broken or os.environ.get("DISTTORCH_TESTS_FRESH_RANKS") == "1":
         return None
-    if _server is None or not _server.alive():
-        if _server is not None:
-            _server.close()
+    base = _base_env(env)
+    if _server is not None and not (_server.alive() and _server.env == base and _server.cwd == cwd):
+        _server.close()
+        _server = None
+    if _server is None:
         try:
-            _server = _Server(_base_env(env), cwd)
+            _server = _Server(base, cwd)
         except (OSError, RuntimeError):
             _broken = True
-            return None
-    if _server.cwd != cwd or _base_env(env) != _server.env:
-        return None
     return _server
 
 
 def _base_env(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k not in JOB_VARIABLES}
+    return {k: v for k, v in env.items() if k not in PER_RUN_VARIABLES}

@@ -41,8 +41,9 @@ def test_a_forked_rank_has_its_own_environment_and_seeds():
 def test_a_rank_asking_for_more_environment_is_a_fresh_process(monkeypatch):
     outs = run_ranks(_where, 2, env={"EXTRA": "1"})
     assert not any(o["parent_is_server"] for o in outs) and outs[0]["env"]["EXTRA"] == "1"
-    monkeypatch.setenv("EXTRA", "2")  # the test process's own environment differs from the server's
-    assert not any(o["parent_is_server"] for o in run_ranks(_where, 2))
+    monkeypatch.setenv("EXTRA", "2")  # the test process's own environment changed: a new server
+    outs = run_ranks(_where, 2)
+    assert all(o["parent_is_server"] and o["env"]["EXTRA"] == "2" for o in outs)
     monkeypatch.delenv("EXTRA")
     monkeypatch.setenv("DISTTORCH_TESTS_FRESH_RANKS", "1")
     assert not any(o["parent_is_server"] for o in run_ranks(_where, 2))
