@@ -264,3 +264,46 @@ def test_full_state_dict_round_trip_through_pytorch_fsdp(torch):
     for name, value in ours.items():
         np.testing.assert_array_equal(theirs[0][name], value, err_msg=name)
         np.testing.assert_array_equal(back[0][name], value, err_msg=name)
+
+
+def _meta_model_worker(rank: int, world: int) -> dict:
+    """A model built on the meta device, sharded there and loaded from rank 0's full state
+    dict (the FSDP2 recipe) against the same model built with its values: both train alike."""
+    import warnings
+
+    import disttorch.distributed as dist
+    from disttorch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+    from disttorch.distributed.fsdp import fully_shard
+
+    dist.init_process_group()
+    x, y = data("mlp", world)
+    part = slice(rank * BATCH, (rank + 1) * BATCH)
+    trained = {}
+    for how in ("meta", "built"):
+        if how == "meta":
+            with disttorch.device("meta"):
+                model = build("mlp")
+        else:
+            model = build("mlp")
+        for m in (model[0], model[2]):
+            fully_shard(m)
+        fully_shard(model)
+        if how == "meta":
+            given = build("mlp").state_dict() if rank == 0 else {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no "copying into a meta parameter" warning
+                set_model_state_dict(
+                    model, given, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+                )
+            still_meta = [n for n, p in model.named_parameters() if p.is_meta]
+        train(model, "mlp", x[:, part], y[:, part])
+        trained[how] = full_params(model)
+    dist.destroy_process_group()
+    return {"still_meta": still_meta, **trained}
+
+
+def test_a_meta_model_loaded_from_rank_0_takes_the_values_as_its_parameters():
+    for out in run_ranks(_meta_model_worker, 2, timeout=120):
+        assert out["still_meta"] == []
+        for name, value in out["built"].items():
+            np.testing.assert_array_equal(out["meta"][name], value, err_msg=name)

@@ -95,10 +95,14 @@ def set_model_state_dict(
     model: Any, model_state_dict: dict, *, options: StateDictOptions | None = None
 ) -> Any:
     """Load a full or sharded state dict into the model (whole tensors are cut into this
-    rank's shards). With ``broadcast_from_rank0=True`` only rank 0 needs the values."""
+    rank's shards). With ``broadcast_from_rank0=True`` only rank 0 needs the values. A model
+    built on the meta device (and sharded there) takes the loaded tensors as its parameters
+    (``load_state_dict(..., assign=True)``), as PyTorch's does: it has no memory to copy into."""
     options = options or StateDictOptions()
+    currents = model.state_dict(keep_vars=True)
+    on_meta = any(isinstance(t, Tensor) and t.is_meta for t in currents.values())
     converted = {}
-    for key, current in model.state_dict(keep_vars=True).items():
+    for key, current in currents.items():
         name = clean_key(key)
         if options.broadcast_from_rank0:
             value = _broadcast_whole(model_state_dict.get(name), current)
@@ -109,7 +113,7 @@ def set_model_state_dict(
         if isinstance(current, DTensor) and not isinstance(value, DTensor):
             value = distribute_tensor(value, current.device_mesh, current.placements, src_data_rank=None)
         converted[key] = value
-    return model.load_state_dict(converted, strict=options.strict)
+    return model.load_state_dict(converted, strict=options.strict, assign=on_meta)
 
 
 def _param_names(model: Any, optimizer: Any) -> list[tuple[str, Any]]:
