@@ -29,6 +29,11 @@ import time
 from typing import Any, Optional
 
 ERROR_FILE_ENV = "DISTTORCH_ERROR_FILE"
+#: Where a launcher started by ``torch.distributed.run.run`` writes, when its job fails for
+#: good, the failed ranks of the last attempt as JSON, the root cause first (``{"failures":
+#: [{"rank", "local_rank", "pid", "returncode", "time", "record"}...], "notes": [...]}``;
+#: ``record``: the rank's error file, or null), from which ``run`` raises ``ChildFailedError``.
+LAUNCH_FAILURES_ENV = "DISTTORCH_LAUNCH_FAILURES_FILE"
 #: The kind of a record that is no error of the rank's own: a checkpoint it lost unseen.
 LOST_SAVE = "lost_save"
 

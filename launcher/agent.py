@@ -30,7 +30,15 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 from . import output, reaper
 from .cli import LaunchConfig
 from .devices import blas_note, format_plan, format_ranges, plan_cores, plan_threads
-from .failure import RankExit, blame, format_gave_up, format_lost_save, format_summary, signal_name
+from .failure import (
+    RankExit,
+    blame,
+    format_gave_up,
+    format_lost_save,
+    format_summary,
+    signal_name,
+    write_failures,
+)
 from .guardian import Guardian
 from .output import say
 from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
@@ -201,6 +209,7 @@ class Agent:
             return None
         if attempt > 0:
             say(format_gave_up([c for c, _ in self._causes], max(s for _, s in self._causes)))
+        write_failures(failures, exits, notes)
         return 1
 
     def _watch(

@@ -9,12 +9,14 @@ ranks' ends (one line each) into the box the launcher prints, with a hint on wha
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
-from disttorch._error_file import LOST_SAVE
+from disttorch._error_file import LAUNCH_FAILURES_ENV, LOST_SAVE
 
 from .devices import format_ranges
 
@@ -101,6 +103,20 @@ class RankExit:
     @classmethod
     def from_json(cls, data: dict) -> "RankExit":
         return cls(**data)
+
+
+def write_failures(failures: List[RankExit], exits: List[RankExit], notes: List[str]) -> None:
+    """Leave the job's final failures, the root cause (see :func:`blame`) first, where
+    ``LAUNCH_FAILURES_ENV`` says, if it names a file (``torch.distributed.run.run`` reads
+    them back)."""
+    path = os.environ.get(LAUNCH_FAILURES_ENV)
+    if not path:
+        return
+    if failures:
+        root, _ = blame(min(failures, key=lambda e: e.time), exits)
+        failures = [root, *(e for e in failures if e is not root)]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"failures": [e.to_json() for e in failures], "notes": notes}, f)
 
 
 def recorded_before(record: Optional[dict], when: float) -> bool:

@@ -7,7 +7,7 @@ batch dispatcher, PyG's ``GraphUNet``, PyG's ``EdgeIndex``/``Index`` tensor subc
 its ``to_hetero`` tracer, PyG's Index/EdgeIndex through the ATen operators their dispatch tables name, datasets'
 fingerprints of ``map`` functions over torch objects, bfloat16 training in Lightning and Fabric
 and bfloat16 transformers models: dropout, layer norm, flash attention, SGD and AdamW on 16-bit tensors,
-accelerate's ``notebook_launcher`` (its ``torch.numa.binding`` import), Lightning's manual optimisation
+accelerate's ``notebook_launcher`` (its ``torch.numa.binding`` import), ``accelerate launch --multi_gpu`` (``torch.distributed.run.get_args_parser`` and ``run``), Lightning's manual optimisation
 under DDP (``torch._C._distributed_c10d.Reducer``), accelerate's ``clip_grad_value_`` with no
 gradient (PyTorch raises), Opacus's adaptive clipping (``torch.normal`` with a 0-dim tensor std and
 ``size``), transformers' Longformer global attention (an in-place write through a view of an
