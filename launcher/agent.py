@@ -32,10 +32,10 @@ from .cli import LaunchConfig
 from .devices import blas_note, format_plan, format_ranges, plan_cores, plan_threads
 from .failure import (
     RankExit,
-    blame,
     format_gave_up,
     format_lost_save,
     format_summary,
+    root_cause,
     signal_name,
     write_failures,
 )
@@ -434,8 +434,7 @@ class Agent:
         """Print the failure box; return its root cause in a few words, for the last line."""
         cause = "; ".join(notes)
         if failures:
-            first = min(failures, key=lambda e: e.time)
-            root, reporter = blame(first, exits)
+            root, reporter = root_cause(failures, exits)
             text = format_summary(root, exits, attempt, self.config.max_restarts, reported_by=reporter)
             cause = root.error(width=120) or root.how()
         else:

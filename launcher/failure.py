@@ -113,7 +113,7 @@ def write_failures(failures: List[RankExit], exits: List[RankExit], notes: List[
     if not path:
         return
     if failures:
-        root, _ = blame(min(failures, key=lambda e: e.time), exits)
+        root, _ = root_cause(failures, exits)
         failures = [root, *(e for e in failures if e is not root)]
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"failures": [e.to_json() for e in failures], "notes": notes}, f)
@@ -170,6 +170,12 @@ def _hint(root: RankExit, reported_by: Optional[RankExit]) -> List[str]:
         "exception (sys.exit or os._exit in the script, or a crash in native code), or it",
         "could not record one (a full disk?): its stderr lines above show any traceback.",
     ]
+
+
+def root_cause(failures: List[RankExit], exits: List[RankExit]) -> "tuple[RankExit, Optional[RankExit]]":
+    """The root cause of an attempt's ``failures`` (not empty) among all its ``exits``: what
+    :func:`blame` makes of the earliest failed exit. Returns (root, reporter or None)."""
+    return blame(min(failures, key=lambda e: e.time), exits)
 
 
 def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[RankExit]]":

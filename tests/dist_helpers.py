@@ -157,13 +157,14 @@ def _start(
     """Start the ranks: forked from the warm server when ``job`` (a :func:`run_ranks` job
     file) is given and the ranks need no variables of their own, else as ``cmd``."""
     port, secret = free_port(), secrets.token_hex(32)
+    forked = job is not None and not (env or rank_envs)
     started = []
     for rank in range(world_size):
         e = rank_env(rank, world_size, port, secret, env)
         if rank_envs:
             e.update({k: str(v) for k, v in rank_envs[rank].items()})
         out, err = tempfile.NamedTemporaryFile(), tempfile.NamedTemporaryFile()
-        server = rank_forkserver.server_for(e, cwd or REPO) if job and not (env or rank_envs) else None
+        server = rank_forkserver.server_for(e, cwd or REPO) if forked else None
         if server is not None:
             proc = server.fork(job, e, out.name, err.name)
         else:

@@ -115,6 +115,7 @@ def _become_rank(request: dict, dist_helpers: Any) -> None:
     os.chdir(request["cwd"])
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    os.close(devnull)
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
         target = os.open(path, os.O_WRONLY | os.O_APPEND)
         os.dup2(target, fd)
@@ -238,7 +239,7 @@ class ForkedRank:
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None:
+        if self.poll() is None:  # (an exit already reported: its pid may be another's by now)
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
