@@ -171,7 +171,7 @@ class Agent:
         started = time.monotonic()
         self._check_signal()
         try:
-            group.start()
+            group.start(lambda: self.signal is not None)
             outcome, note, stalled = self._watch(group, rdzv, attempt)
             if outcome not in ("succeeded", "remote") and c.nnodes > 1:
                 self._try(lambda: rdzv.announce_failure(attempt))

@@ -74,9 +74,15 @@ class WorkerGroup:
         self._last_look = 0.0  # time.monotonic() of the last newly_frozen
         self._host = socket.gethostname()
 
-    def start(self) -> None:
-        """Start every worker with its output pumps and its waiter thread."""
+    def start(self, stop: Optional[Callable[[], bool]] = None) -> None:
+        """Start every worker with its output pumps and its waiter thread.
+
+        ``stop``: asked before each worker starts; once it answers True (a signal came) no
+        further worker is started, so that starting many ranks never delays a SIGTERM or a
+        Ctrl-C (the caller stops those already started)."""
         for spec in self.specs:
+            if stop is not None and stop():
+                return
             proc = subprocess.Popen(
                 spec.cmd,
                 env=spec.env,
