@@ -6,6 +6,12 @@ Unlike PyTorch's, waiting never hangs on children that cannot go on: when every 
 still running is stopped by a signal (SIGSTOP, SIGTSTP; not a debugger's stop) for
 ``STOPPED_GRACE_S`` seconds, they are killed and the wait raises; and a ``spawn(join=True)``
 that is interrupted ends its children before the exception leaves it.
+
+A job without a secret (no ``DISTTORCH_JOB_SECRET``) on this host gets one: the children of
+one call share a fresh secret, as ``disttorch-launch`` gives its ranks, so another user of the
+host cannot reach their store or peers from loopback. Not when the store is on another host
+(``MASTER_ADDR`` off loopback: a multi-node job needs the same secret everywhere) nor when
+this process has already made a socket without a secret (its children may join it).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import secrets
 import signal
 import sys
 import time
@@ -72,7 +79,30 @@ class ProcessExitedException(ProcessException):
 STOPPED_GRACE_S = 30.0
 
 
-def _wrap(fn: Callable, i: int, args: tuple, error_queue: Any) -> None:
+#: the job secret disttorch.distributed authenticates connections with (``base/auth.py``)
+_ENV_SECRET = "DISTTORCH_JOB_SECRET"
+
+
+def _children_secret() -> str | None:
+    """A fresh job secret for the children of one call, or ``None`` where they keep the
+    environment's (see the module's docs)."""
+    if os.environ.get(_ENV_SECRET):
+        return None
+    auth = sys.modules.get("disttorch.distributed.base.auth")
+    if auth is not None and auth.configured_without_secret():
+        return None
+    master = os.environ.get("MASTER_ADDR", "localhost").strip().strip("[]")
+    if master.lower() != "localhost":
+        from ..distributed.base.addresses import is_loopback
+
+        if not is_loopback(master):
+            return None
+    return secrets.token_hex(32)
+
+
+def _wrap(fn: Callable, i: int, args: tuple, error_queue: Any, secret: str | None = None) -> None:
+    if secret is not None:
+        os.environ[_ENV_SECRET] = secret
     try:
         fn(i, *args)
     except KeyboardInterrupt:
@@ -204,10 +234,11 @@ def start_processes(
     processes: list = []
     queues: list = []
     context = None
+    secret = _children_secret()
     try:
         for i in range(nprocs):
             q = ctx.SimpleQueue()
-            p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
+            p = ctx.Process(target=_wrap, args=(fn, i, args, q, secret), daemon=daemon)
             p.start()
             processes.append(p)
             queues.append(q)

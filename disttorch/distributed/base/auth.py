@@ -113,6 +113,7 @@ __all__ = [
     "ConnectionWatcher",
     "configure_client",
     "configure_server",
+    "configured_without_secret",
     "encryption_enabled",
     "generate_secret",
     "monitor_socket",
@@ -371,6 +372,16 @@ def stop_authenticator(context: zmq.Context) -> None:
         handler.stop()
 
 
+#: whether this process has made a socket without a job secret (see configured_without_secret)
+_configured_without_secret = False
+
+
+def configured_without_secret() -> bool:
+    """Whether this process has configured a socket (a store, a peer) without a job secret:
+    processes it starts for the same job must then go without one too (``mp.spawn``)."""
+    return _configured_without_secret
+
+
 def configure_server(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool | None = None) -> None:
     """Make ``socket`` accept only connections proving they belong to the job. Call before ``bind``.
 
@@ -379,6 +390,8 @@ def configure_server(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool 
         secret: the job secret from :func:`resolve_secret`; ``None`` accepts only loopback peers.
         encrypt: use CURVE (see module docs); ``None`` reads ``DISTTORCH_ENCRYPT``.
     """
+    global _configured_without_secret
+    _configured_without_secret |= secret is None
     encrypt = encryption_enabled(encrypt) and secret is not None
     domain, policy = _policy(secret, encrypt)
     _handler_for(socket.context).register(domain, policy)
@@ -401,7 +414,9 @@ def configure_client(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool 
             (accepted only by servers without a secret, from loopback).
         encrypt: use CURVE (see module docs); ``None`` reads ``DISTTORCH_ENCRYPT``.
     """
+    global _configured_without_secret
     if secret is None:
+        _configured_without_secret = True
         return
     if encryption_enabled(encrypt):
         keys = curve_keys(secret)
