@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from disttorch.distributed.base import auth
+
 from dist_helpers import REPO, free_port
 
 OUTSIDER = textwrap.dedent(
@@ -69,7 +70,12 @@ def _job(tmp_path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTTORCH_JOB_SECRET", "MASTER_"))}
     env["PYTHONPATH"] = os.pathsep.join([REPO, env.get("PYTHONPATH", "")])
     out = subprocess.run(
-        [sys.executable, str(script), *args], env=env, capture_output=True, text=True, timeout=150, cwd=tmp_path
+        [sys.executable, str(script), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     return out.stdout
@@ -102,7 +108,9 @@ def test_children_join_the_parents_store_made_without_a_secret(tmp_path):
     ],
 )
 def test_when_the_children_get_a_fresh_secret(monkeypatch, env, fresh):
-    spawn = importlib.import_module("disttorch.multiprocessing.spawn")  # (the package's spawn is the function)
+    spawn = importlib.import_module(
+        "disttorch.multiprocessing.spawn"
+    )  # (the package's spawn is the function)
     monkeypatch.setattr(auth, "_configured_without_secret", env.pop("made without a secret", False))
     for name in ("DISTTORCH_JOB_SECRET", "MASTER_ADDR"):
         monkeypatch.delenv(name, raising=False)
