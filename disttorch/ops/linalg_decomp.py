@@ -261,9 +261,9 @@ def _eigh_recorded(ctx, gw, gv):
     if gv is not None:
         gap = w.unsqueeze(-2) - w.unsqueeze(-1) + eye  # E_ij = w_j - w_i, 1 on the diagonal
         vhgv = v.mH @ gv
-        if v._data.dtype.kind == "c":  # the phases' check and skew part of the fused backward
+        if v._data.dtype.kind == "c":  # the phases' check of the fused backward
             _eigh_backward_complex(ctx.w, ctx.v, None, Tensor._make(gv._data))
-            vhgv = 0.5 * (vhgv - vhgv.mH)
+        vhgv = 0.5 * (vhgv - vhgv.mH)  # PyTorch's projection onto the skew matrices (real too)
         inner = vhgv / gap * (1 - eye)
     if gw is not None:
         diag = gw.unsqueeze(-1) * eye
@@ -535,7 +535,8 @@ class Slogdet(Function):
 class Eigh(Function):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix.
 
-    Backward: ``V (diag(gL) + (V^T gV) / E) V^T`` with ``E_ij = L_j - L_i``."""
+    Backward (PyTorch's): ``V (diag(gL) + skew(V^T gV) / E) V^T`` with ``E_ij = L_j - L_i`` and
+    ``skew(X) = (X - X^T) / 2``, so the gradient of a symmetric input is symmetric."""
 
     _raw = True
 
@@ -556,7 +557,8 @@ class Eigh(Function):
             e = w[..., None, :] - w[..., :, None]
             n = w.shape[-1]
             e[..., np.arange(n), np.arange(n)] = 1
-            inner = (_T(v) @ gv._data) / e
+            vtgv = _T(v) @ gv._data
+            inner = 0.5 * (vtgv - _T(vtgv)) / e
             inner[..., np.arange(n), np.arange(n)] = 0
         if gw is not None:
             inner = inner + gw._data[..., None] * np.eye(w.shape[-1], dtype=v.dtype)
