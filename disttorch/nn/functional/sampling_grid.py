@@ -26,6 +26,8 @@ from ...autograd.forward_ad import refuse_tangents
 from ...autograd.function import Function, named_node
 from ...autograd.grad_reads import reads_inputs
 from ...kernels.fma import fma
+from ...kernels.small_bmm import is_small_bmm, small_bmm
+from ...kernels.threads import matmul as blas_matmul
 from ...ops.dtype_rules import require_same_scalar_type
 from ...ops.flat import flat as zero_gradient
 from ._numpy_backward import numpy_backward
@@ -96,9 +98,37 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
         raise ValueError(f"Expected theta batch {theta.shape[0]} to match size batch {n}")
     mesh = np.meshgrid(*reversed(axes), indexing="ij")[::-1]  # x (w) first
     base = np.stack([*mesh, np.ones(grid_shape, mesh[0].dtype)], axis=-1).reshape(-1, len(axes) + 1)
-    base_t = Tensor._make(base[None])  # (1, P, dims + 1): PyTorch's bmm, small ones in its order
-    out = base_t.matmul(theta.transpose(1, 2))  # (N, P, dims)
-    return named_node(out.reshape(n, *grid_shape, len(axes)), "AffineGridGeneratorBackward0")
+    return _grid_points(theta, base[None], (n, *grid_shape, len(axes)))
+
+
+class AffineGridGenerator(Function):
+    """The grid's points ``base @ theta^T`` (``(1, P, dims + 1) @ (N, dims + 1, dims)``) in
+    the grid's ``shape``, differentiable in ``theta``: ``g^T @ base``. The base grid is a constant kept on the node,
+    not a saved tensor, so that (as PyTorch's node, which saves nothing) a graph through the
+    grid may be walked again after a backward."""
+
+    _raw = True
+    _node_name = "AffineGridGeneratorBackward0"
+
+    @staticmethod
+    def forward(ctx, theta, base, shape):
+        ctx.base = base = base.astype(theta._data.dtype, copy=False)  # (autocast may have cast theta)
+        x, y = base, np.swapaxes(theta._data, 1, 2)
+        points = (
+            small_bmm(x, y) if is_small_bmm(x, y) else blas_matmul(x, y)
+        )  # PyTorch's bmm, small ones in its order
+        return points.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        g = g.reshape(g.shape[0], -1, g.shape[-1])
+        return g.transpose(1, 2).matmul(Tensor._make(ctx.base)), None, None
+
+
+@autocast_op("lower")
+def _grid_points(theta: Tensor, base: np.ndarray, shape: tuple) -> Tensor:
+    """:class:`AffineGridGenerator` in autocast's lower precision, as PyTorch's bmm inside it."""
+    return AffineGridGenerator.apply(theta, base, shape)
 
 
 def _unnormalize(coord: np.ndarray, size: int, align_corners: bool, planar: bool) -> tuple:
