@@ -253,6 +253,9 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y @ y)
+                state.setdefault(
+                    "al", None
+                )  # (PyTorch's state holds it from the second iteration on, in this place)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = float(old_stps[i] @ q) * ro[i]
@@ -300,7 +303,8 @@ class LBFGS(Optimizer):
         # state holds them, so that state dicts move between the two libraries either way
         state["ro"] = [_tensor0(v, flat_grad.dtype) for v in ro]
         state["H_diag"] = h_diag if isinstance(h_diag, int) else _tensor0(h_diag, flat_grad.dtype)
-        state["al"] = [None if v is None else _tensor0(v, flat_grad.dtype) for v in al]
+        if "al" in state:
+            state["al"] = [None if v is None else _tensor0(v, flat_grad.dtype) for v in al]
         state["prev_flat_grad"] = None if prev_flat_grad is None else Tensor._make(prev_flat_grad)
         state["prev_loss"] = prev_loss
         return orig_loss

@@ -102,6 +102,21 @@ def test_lbfgs_state_holds_pytorchs_keys_and_scalar_tensors():
     fresh.step(_closure(dt, fresh, w, b))
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("max_iter", [1, 3])
+def test_lbfgs_state_keys_come_in_pytorchs_order(torch, max_iter):
+    """``al`` joins the state at the second iteration, after ``n_iter`` (one-iteration steps never
+    hold it), so printed or saved state dicts list the keys as PyTorch's do."""
+    orders = []
+    for lib in (torch, dt):
+        w, b = _params(lib)
+        opt = lib.optim.LBFGS([w, b], history_size=4, max_iter=max_iter)
+        for _ in range(2):
+            opt.step(_closure(lib, opt, w, b))
+        orders.append(list(opt.state_dict()["state"][0]))
+    assert orders[1] == orders[0]
+
+
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
 def test_lbfgs_reads_its_losses_under_no_grad_without_warning(monkeypatch, line_search_fn):
     # the style-transfer tutorial's closure returns a loss that requires grad: PyTorch's step
