@@ -128,10 +128,12 @@ def reduce_along(
 def scan_along(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dim: int, work: int = 0) -> np.ndarray:
     """``fn(x)`` for a function whose result has ``x``'s shape and whose every slice along
     ``dim`` depends only on the same slice of ``x`` (a running sum, a sort order), split over
-    ranges of another dim when large. Each slice is computed whole by one thread with the
+    ranges of another dim when large, laid out row-major. Each slice is computed whole by one thread with the
     same NumPy call, so the bits are the same for every thread count."""
     if x.ndim < 2 or parts_for(x.size, work or x.size) == 1:
-        return fn(x)
+        # row-major whatever ``x``'s layout (NumPy's scans keep it), as PyTorch's scans and
+        # as the split path below
+        return np.ascontiguousarray(fn(x))
     dtype = fn(x[tuple(slice(0, 1) for _ in x.shape)]).dtype  # the result's dtype, from one element
     return _per_slice(fn, x, (dim,), x.shape, dtype, work)
 

@@ -60,7 +60,7 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
     """``exp(a - max) / sum(exp(a - max))`` along ``dim``."""
     if _is_16_bit(a):
         return softmax(a.astype(np.float32), dim).astype(a.dtype)
-    out = np.empty_like(a)
+    out = np.empty(a.shape, a.dtype)  # row-major whatever the input's layout, as PyTorch's
     if not a.size:  # (an empty row has no maximum)
         return out
 
@@ -88,7 +88,7 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
     rounds_sum = low is not None and _last(a, dim)
     if low is not None:
         a = a.astype(np.float32)
-    out, probs = np.empty_like(a), np.empty_like(a)
+    out, probs = np.empty(a.shape, a.dtype), np.empty(a.shape, a.dtype)  # row-major, as PyTorch's
     if not a.size:  # (an empty row has no maximum)
         return (out, probs) if low is None else (out.astype(low), probs)
     loops = compiled(_load_loops) if low is None and a.dtype == np.float32 and not _last(a, dim) else None
