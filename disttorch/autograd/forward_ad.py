@@ -273,8 +273,26 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)
-    lv.tangents.append(tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
+    lv.tangents.append(_as_tangent_of(tensor, tangent))
     return dual
+
+
+def _as_tangent_of(primal: Tensor, tangent: Tensor) -> Tensor:
+    """``tangent`` itself where it has ``primal``'s dtype and memory layout, else (as
+    PyTorch's ``make_dual``) a copy of its values laid out as ``primal``: same strides and
+    storage offset, a storage of the same size."""
+    same_layout = (
+        tangent.dtype == primal.dtype
+        and tangent.storage_offset() == primal.storage_offset()
+        and all(n <= 1 or a == b for n, a, b in zip(primal.shape, tangent.stride(), primal.stride()))
+        and tangent.untyped_storage().nbytes() == primal.untyped_storage().nbytes()
+    )
+    if same_layout or primal.numel() == 0:
+        return tangent
+    from .._buffers import empty_strided
+
+    out = empty_strided(primal.shape, primal.stride(), dtype=primal.dtype)
+    return out.copy_(tangent)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
