@@ -26,7 +26,16 @@ def _truth(pred: Any, what: str) -> bool:
 
 def cond(pred: Any, true_fn: Callable, false_fn: Callable, operands: tuple | list = ()) -> Any:
     """``true_fn(*operands)`` if ``pred`` (a bool or one-element tensor) holds, else
-    ``false_fn(*operands)``."""
+    ``false_fn(*operands)``. A predicate being traced (``torch.export``, ``fx``) raises fx's
+    ``TraceError``: disttorch's graphs have no node for ``cond``, and taking the branch the
+    example takes would make a graph that is wrong for the other inputs."""
+    from ..fx.proxy import Proxy, TraceError
+
+    if issubclass(type(pred), Proxy):  # (type(): a proxy passes isinstance(pred, Tensor))
+        raise TraceError(
+            "torch.cond with a predicate computed from the traced inputs cannot be captured by "
+            "disttorch's export/fx tracing (it would bake in the branch the example takes)"
+        )
     return (true_fn if _truth(pred, "pred") else false_fn)(*operands)
 
 
