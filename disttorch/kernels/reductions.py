@@ -26,7 +26,9 @@ def lane_norms(rows: np.ndarray) -> np.ndarray:
     vectorised norm kernel (its path for a reduction over contiguous last dims): the squares
     of the first ``D - D % L`` entries summed into ``L`` lanes (a 32-byte vector: 8 float32,
     4 float64), entry ``i`` into lane ``i % L`` in order; the lanes added in order; then the
-    squares of the last ``D % L`` entries, one by one; every step in the rows' dtype. Over
+    squares of the last ``D % L`` entries, one by one (float32's: the first 4 of them as
+    rounded squares, the rest by fused multiply-adds, as PyTorch's AVX2 build); every step in
+    the rows' dtype. Over
     millions of float32 entries this is several units in the fourth digit away from the
     exact norm, where a pairwise sum is not: the printed gradient norms differed. Compiled
     (one pass, no copy) when numba is there."""
@@ -34,7 +36,7 @@ def lane_norms(rows: np.ndarray) -> np.ndarray:
     loop = compiled(_load_lane_sums)
     if loop is not None and rows.flags.c_contiguous:
         total = np.empty(rows.shape[0], rows.dtype)
-        loop(rows, lanes, total)
+        loop(rows, lanes, rows.dtype == np.float32, total)
         return np.sqrt(total)
     body = rows.shape[1] - rows.shape[1] % lanes
     head = rows[:, :body]
@@ -43,16 +45,30 @@ def lane_norms(rows: np.ndarray) -> np.ndarray:
     total = acc[:, 0].copy()
     for j in range(1, lanes):
         total += acc[:, j]
-    for j in range(body, rows.shape[1]):
+    plain, n = _tail_split(rows.dtype, body, rows.shape[1])
+    for j in range(body, plain):
         total += rows[:, j] * rows[:, j]
+    for j in range(plain, n):  # float32: a fused multiply-add, exact through float64
+        col = rows[:, j].astype(np.float64)
+        total = (col * col + total).astype(rows.dtype)
     return np.sqrt(total)
+
+
+def _tail_split(dtype: np.dtype, body: int, n: int) -> tuple:
+    """Where PyTorch's float32 tail (``body:n``) turns from plain additions of the rounded
+    squares to fused multiply-adds (AVX2, measured): the first 4 tail entries plain when there
+    are at least 4, the rest fused. float64's tail stays plain here (its fused steps need a
+    wider type than NumPy has)."""
+    if dtype != np.float32:
+        return n, n
+    return (body + 4 if n - body >= 4 else body), n
 
 
 def _load_lane_sums() -> Callable:
     from .jit import njit
 
     @njit(contract=False)
-    def lane_sums(rows, lanes, out):  # pragma: no cover - compiled
+    def lane_sums(rows, lanes, fused, out):  # pragma: no cover - compiled
         n = rows.shape[1]
         body = n - n % lanes
         acc = np.zeros(lanes, rows.dtype)
@@ -64,8 +80,15 @@ def _load_lane_sums() -> Callable:
             total = acc[0]
             for j in range(1, lanes):
                 total += acc[j]
-            for i in range(body, n):
+            plain = n
+            if fused:
+                plain = body + 4 if n - body >= 4 else body
+            for i in range(body, plain):
                 total += rows[r, i] * rows[r, i]
+            for i in range(plain, n):  # float32: a fused multiply-add, exact through float64
+                x = np.float64(rows[r, i])
+                acc[0] = x * x + np.float64(total)  # (stored: rounded to the rows' dtype)
+                total = acc[0]
             out[r] = total
 
     return lane_sums

@@ -52,6 +52,13 @@ def _values(t: Tensor, coalesce: bool = False) -> np.ndarray:
     return t._data
 
 
+def _rounded(x: float, dtype: np.dtype) -> float:
+    """``x`` rounded to the floating ``dtype`` (as a tensor of that dtype holds it)."""
+    if np.dtype(dtype).kind != "f" and "float" not in np.dtype(dtype).name:
+        return float(x)
+    return float(np.asarray(x, dtype=np.float64).astype(dtype))
+
+
 def get_total_norm(
     tensors: Tensor | Iterable[Tensor],
     norm_type: float = 2.0,
@@ -76,6 +83,9 @@ def get_total_norm(
         per = [_norm(t, norm_type) for t in tensors if not hasattr(t, "_joint_norm")]
         if pieces:
             per.append(pieces[0]._joint_norm(pieces, norm_type))
+        # PyTorch's per-tensor norms (foreach_norm) are tensors of the gradients' dtype: a
+        # bfloat16/float16 gradient's norm is rounded to 16 bits before the norm of the norms
+        per = [_rounded(n, dtype) for n in per]
         total = max(per) if math.isinf(norm_type) else float(np.linalg.norm(np.asarray(per), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
@@ -94,7 +104,17 @@ def clip_grads_with_norm_(
     parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor, foreach: bool | None = None
 ) -> None:
     """Scale gradients by ``min(1, max_norm / (total_norm + 1e-6))``."""
-    coef = min(float(max_norm) / (float(total_norm) + 1e-6), 1.0)
+    # as PyTorch's tensor arithmetic: max_norm / (total_norm + 1e-6) in the norm's dtype (a
+    # 16-bit norm's steps through float32, each rounded back to 16 bits), clamped at 1; a
+    # number divided by a tensor is the tensor's reciprocal times the number (Tensor.__rtruediv__)
+    data = getattr(total_norm, "_data", None)
+    dtype = data.dtype if isinstance(data, np.ndarray) else np.dtype(np.float64)
+    if dtype.kind != "f" and "float" not in dtype.name:
+        dtype = np.dtype(np.float64)
+    step = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    shifted = np.asarray(np.asarray(float(total_norm), step) + step.type(1e-6)).astype(dtype)
+    recip = np.asarray(step.type(1) / np.asarray(shifted, step)).astype(dtype)
+    coef = min(float(np.asarray(np.asarray(recip, step) * step.type(max_norm)).astype(dtype)), 1.0)
     for g in _grads(parameters):
         arr = _values(g)
         arr *= arr.dtype.type(coef)
