@@ -516,6 +516,7 @@ class Slogdet(Function):
     """``(sign, log|det A|)``; the gradient of the log-determinant is ``g A^{-H}``."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgSlogdetBackward0", "aten::linalg_slogdet"
 
     @staticmethod
     def forward(ctx, a):
@@ -539,6 +540,7 @@ class Eigh(Function):
     ``skew(X) = (X - X^T) / 2``, so the gradient of a symmetric input is symmetric."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgEighBackward0", "aten::linalg_eigh"
 
     @staticmethod
     def forward(ctx, a, uplo):
@@ -612,6 +614,7 @@ class SVD(Function):
     """Reduced SVD ``A = U diag(S) Vh``; PyTorch's ``svd_backward``."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgSvdBackward0", "aten::linalg_svd"
 
     @staticmethod
     def forward(ctx, a, full_matrices):
@@ -696,6 +699,7 @@ class QR(Function):
     wide 'complete' results."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgQrBackward0", "aten::linalg_qr"
 
     @staticmethod
     def forward(ctx, a, mode):
@@ -821,6 +825,7 @@ class MatrixExp(Function):
     (``A^T`` for real ``A``). Computed in double precision (complex128 for complex ``A``)."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgMatrixExpBackward0", "aten::linalg_matrix_exp"
 
     @staticmethod
     def forward(ctx, a):

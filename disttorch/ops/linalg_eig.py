@@ -48,6 +48,7 @@ class Eig(Function):
     """
 
     _raw = True
+    _node_name, _profiled_as = "LinalgEigBackward0", "aten::linalg_eig"
 
     @staticmethod
     def forward(ctx, a):

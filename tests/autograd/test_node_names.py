@@ -67,6 +67,13 @@ CASES = {
     "LinalgDetBackward0": lambda L, a: L.det(a["x"][:4, :4]),
     "LinalgInvExBackward0": lambda L, a: L.linalg.inv(a["x"][:4, :4]),
     "LinalgSolveExBackward0": lambda L, a: L.linalg.solve(a["x"][:4, :4], a["x"][:4, :2]),
+    # linalg's decompositions: PyTorch names their nodes after the linalg op
+    "LinalgMatrixExpBackward0": lambda L, a: L.matrix_exp(a["x"][:4, :4]),
+    "LinalgQrBackward0": lambda L, a: L.linalg.qr(a["x"])[0],
+    "LinalgEighBackward0": lambda L, a: L.linalg.eigh(a["x"][:4, :4] @ a["x"][:4, :4].mT)[0],
+    "LinalgSvdBackward0": lambda L, a: L.linalg.svdvals(a["x"]),
+    "LinalgSlogdetBackward0": lambda L, a: L.linalg.slogdet(a["x"][:4, :4])[1],
+    "LinalgEigBackward0": lambda L, a: L.linalg.eigvals(a["x"][:4, :4]),
     "VarMeanBackward0": lambda L, a: L.var_mean(a["x"], 1)[1],
     "GridSampler2DBackward0": lambda L, a: L.nn.functional.grid_sample(
         a["img"], L.zeros(2, 2, 2, 2), align_corners=False
