@@ -83,7 +83,9 @@ class ExportedProgram:
         self, root: Module, graph_module: GraphModule, example_inputs: tuple, guards: tuple = ()
     ) -> None:
         self._root, self.graph_module, self.example_inputs = root, graph_module, example_inputs
-        self._guards = guards  # (input name, dim, size) the graph was specialised to
+        # (input name, dim, size) the graph was specialised to; (input name, dim, (min, max))
+        # for a dynamic dimension with bounds
+        self._guards = guards
         nodes = list(graph_module.graph.nodes)
         outputs = _pytree.tree_leaves(nodes[-1].args[0]) if nodes and nodes[-1].op == "output" else []
         self.graph_signature = ExportGraphSignature(
@@ -197,7 +199,38 @@ def export(
         for d, size in enumerate(value.shape)
         if d not in dims.get(name, ())
     )
+    guards += _range_guards(dynamic_shapes, bound.arguments)
     return ExportedProgram(mod, traced, (args, kwargs), guards)
+
+
+def _range_guards(dynamic_shapes: Any, inputs: dict) -> tuple:
+    """``(name, dim, (min, max))`` for each ``Dim`` of ``dynamic_shapes`` given a bound (``None``
+    for a side left open). The example's size must lie in it: else PyTorch's
+    ``ConstraintViolationError('10 not in range [11, 18]')``."""
+    if dynamic_shapes is None:
+        return ()
+    names = list(inputs)
+    spec = dynamic_shapes if isinstance(dynamic_shapes, dict) else dict(zip(names, dynamic_shapes))
+    out = []
+    for name, dims in spec.items():
+        value = inputs.get(name)
+        pairs = dims.items() if isinstance(dims, dict) else enumerate(dims or ())
+        for d, dim in pairs:
+            if not isinstance(dim, Dim) or (dim.min is None and dim.max is None):
+                continue
+            if isinstance(value, Tensor) and d < value.dim():
+                size = value.shape[d]
+                if (dim.min is not None and size < dim.min) or (dim.max is not None and size > dim.max):
+                    from .fx.experimental.symbolic_shapes import ConstraintViolationError
+
+                    lo = dim.min if dim.min is not None else 0
+                    hi = dim.max if dim.max is not None else "int_oo"
+                    raise ConstraintViolationError(
+                        f"{size} not in range [{lo}, {hi}]\n\nThe error above occurred when calling "
+                        "torch.export.export."
+                    )
+            out.append((name, d, (dim.min, dim.max)))
+    return tuple(out)
 
 
 def _dynamic_dims(dynamic_shapes: Any, names: list[str]) -> dict[str, set[int]]:
@@ -217,7 +250,15 @@ def _check_guards(guards: tuple, module: Module, args: tuple, kwargs: dict) -> N
     given = inspect.signature(module.forward).bind(*args, **kwargs).arguments
     for name, d, size in guards:
         value = given.get(name)
-        if isinstance(value, Tensor) and (value.dim() <= d or value.shape[d] != size):
+        if not isinstance(value, Tensor):
+            continue
+        if isinstance(size, tuple):  # a dynamic dimension's bounds (``Dim(min=, max=)``)
+            lo, hi = size
+            if value.dim() > d and lo is not None and value.shape[d] < lo:
+                raise AssertionError(f"Guard failed: {name}.size()[{d}] >= {lo}")
+            if value.dim() > d and hi is not None and value.shape[d] > hi:
+                raise AssertionError(f"Guard failed: {name}.size()[{d}] <= {hi}")
+        elif value.dim() <= d or value.shape[d] != size:
             raise AssertionError(f"Guard failed: {name}.size()[{d}] == {size}")
 
 
