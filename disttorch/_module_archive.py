@@ -12,10 +12,13 @@ installed. The zip holds::
                                     disttorch_script.pkl, disttorch_exported_program.pkl
     <name>/version                  the archive's format version
     <name>/extra/<file>             the extra files given to ``save``
+    <name>/signature                an HMAC of the records above (``_archive_key.py``)
 
-Reading one unpickles it, which can run code from the file: load only archives you trust
-(PyTorch's ``torch.load`` refuses a TorchScript archive under ``weights_only=True`` for the
-same reason, and so does disttorch's).
+Reading one unpickles it, which can run code from the file, so ``read`` first checks the
+signature against this user's archive key and refuses an archive it does not sign (another
+user's or machine's, a crafted file) unless ``DISTTORCH_TRUST_ARCHIVES=1``. (PyTorch's
+``torch.load`` refuses a TorchScript archive under ``weights_only=True``, and so does
+disttorch's; with ``weights_only=False`` it runs the pickle, as PyTorch's runs any.)
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pickle
 import zipfile
 from typing import Any, BinaryIO
 
+from . import _archive_key
 from ._atomic_file import atomic_write
 
 __all__ = ["EXPORTED_PROGRAM", "SCRIPT_MODULE", "kind_of", "read", "write"]
@@ -37,6 +41,7 @@ _READERS = {SCRIPT_MODULE: "torch.jit.load", EXPORTED_PROGRAM: "torch.export.loa
 _WRITERS = {SCRIPT_MODULE: "torch.jit.save", EXPORTED_PROGRAM: "torch.export.save"}
 _VERSION = b"1\n"
 _PREFIX = "archive/"
+_SIGNATURE = "signature"
 
 FileLike = str | os.PathLike | BinaryIO
 
@@ -57,6 +62,7 @@ def write(obj: Any, f: FileLike, record: str, extra_files: dict | None = None) -
     records = [(record, cloudpickle.dumps(obj)), ("version", _VERSION)]
     for name, content in (extra_files or {}).items():
         records.append((f"extra/{name}", content.encode() if isinstance(content, str) else bytes(content)))
+    records.append((_SIGNATURE, _archive_key.sign(records)))
 
     def put(out: BinaryIO) -> None:
         with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
@@ -89,10 +95,31 @@ def read(f: FileLike, record: str, extra_files: dict | None = None) -> Any:
         if kind_of(names) != record:
             raise RuntimeError(_not_this_kind(what, names, record))
         prefix = next(n for n in names if n.endswith("/" + record))[: -len(record)]
+        if not _archive_key.trusted_without_signature():
+            _check_signature(zf, prefix, what)
         for name in extra_files or {}:
             entry = f"{prefix}extra/{name}"
             extra_files[name] = zf.read(entry) if entry in names else b""
         return pickle.loads(zf.read(prefix + record))  # (cloudpickle's pickles are plain pickles)
+
+
+def _check_signature(zf: zipfile.ZipFile, prefix: str, what: str) -> None:
+    """Raise unless the archive's records carry this user's signature (see ``_archive_key``)."""
+    records, signature = [], None
+    for name in zf.namelist():
+        if name.startswith(prefix):
+            if name[len(prefix) :] == _SIGNATURE:
+                signature = zf.read(name)
+            else:
+                records.append((name[len(prefix) :], zf.read(name)))
+    if not _archive_key.verify(records, signature):
+        raise RuntimeError(
+            f"{what} was not written by this user's disttorch with the archive key {_archive_key.key_path()} "
+            f"({'its signature does not match' if signature else 'it has no signature'}): its model is a "
+            "Python pickle, which runs code when loaded. If you trust the file as you would trust a "
+            f"program, load it with {_archive_key.TRUST_ENV}=1, or give this machine the key file of "
+            "the one that wrote it"
+        )
 
 
 def _not_this_kind(what: str, names: list[str], record: str) -> str:
