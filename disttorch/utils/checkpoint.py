@@ -203,6 +203,9 @@ def _replayed(rng_state: Any, autocast_state: tuple) -> Any:
             _random.set_rng_state(prev_rng)
 
 
+_SAVED = object()  # CheckpointFunction: where a tensor argument was (it is in saved_tensors)
+
+
 class CheckpointFunction(_function.Function):
     """``use_reentrant=True``: PyTorch's reentrant checkpoint, one node
     (``CheckpointFunctionBackward``) whose inputs are the call's tensor arguments. Forward
@@ -214,7 +217,9 @@ class CheckpointFunction(_function.Function):
         ctx.run_function = run_function
         ctx.rng_state = _random.get_rng_state() if preserve_rng_state else None
         ctx.autocast_state = _autocast_state()
-        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        # _SAVED marks a tensor argument's place; a None argument stays None (HF layers pass
+        # encoder_hidden_states=None positionally)
+        ctx.inputs = [_SAVED if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
         with grad_mode.no_grad():
             return run_function(*args)
@@ -224,7 +229,7 @@ class CheckpointFunction(_function.Function):
         if _engine.restricted_to_inputs():
             raise RuntimeError(_REENTRANT_GRAD_MSG)
         tensors = iter(ctx._checked_saved())
-        inputs = detach_variable(tuple(next(tensors) if a is None else a for a in ctx.inputs))
+        inputs = detach_variable(tuple(next(tensors) if a is _SAVED else a for a in ctx.inputs))
         with _replayed(ctx.rng_state, ctx.autocast_state):
             outputs = ctx.run_function(*inputs)
         outputs = (outputs,) if isinstance(outputs, Tensor) else outputs

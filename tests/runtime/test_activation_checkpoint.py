@@ -261,3 +261,25 @@ def test_device_state_helpers_for_hand_written_recomputation():
         set_device_states([0], [cpu_state], device_type="cuda")
     with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
         check_backward_validity((x, 3))
+
+
+def test_reentrant_checkpoint_with_none_arguments():
+    """None among the arguments (transformers' layers pass encoder_hidden_states=None
+    positionally under use_reentrant=True) is not a tensor's place."""
+    dt.manual_seed(0)
+    lin = nn.Linear(3, 3).double()
+    x = dt.randn(2, 3, dtype=dt.float64, requires_grad=True)
+    scale = dt.tensor(2.0, dtype=dt.float64, requires_grad=True)
+
+    def run(h, mask, s, extra):
+        assert mask is None and extra is None
+        return lin(h).tanh() * s
+
+    out = checkpoint(run, x, None, scale, None, use_reentrant=True)
+    out.pow(2).sum().backward()
+    got = [x.grad.numpy().copy(), scale.grad.numpy().copy(), lin.weight.grad.numpy().copy()]
+    x.grad = scale.grad = None
+    lin.zero_grad()
+    run(x, None, scale, None).pow(2).sum().backward()
+    for a, b in zip(got, [x.grad.numpy(), scale.grad.numpy(), lin.weight.grad.numpy()]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
