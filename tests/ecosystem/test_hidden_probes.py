@@ -20,7 +20,7 @@ grad-sample modes, DP recurrent layers and accountants; PyG's attention convolut
 torchmetrics' image, text, retrieval, audio and clustering metrics, where the signal-distortion
 ratio's ``flip(dims=...)`` failed before a fix; timm's models and transforms over disttorch's torchvision; timm's training kit, where FX feature extraction
 failed before ``torchvision.models.feature_extraction``; BERT masked-LM with its collator, T5 and
-BART beam search with ``no_repeat_ngram_size``, GPT-2 with gradient checkpointing; accelerate's
+BART beam search with ``no_repeat_ngram_size``, GPT-2 with gradient checkpointing; RoBERTa and T5 with reentrant gradient checkpointing, where None arguments failed before a fix; accelerate's
 checkpoint naming, accumulation over two models and LocalSGD; einops layers and ``pack``/``unpack``
 with einx, safetensors' shared-storage checks and slices, and datasets into a DataLoader; x-transformers' attention and feed-forward variants, accelerate's model hooks,
 sharded checkpoints and TensorBoard tracker, PyG's message passing with max/min/mul and multi-aggregations and its
