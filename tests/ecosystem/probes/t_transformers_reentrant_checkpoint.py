@@ -18,7 +18,9 @@ def train(name, model, batch):
         out = model(**batch)
         out.loss.backward()
         norms = [p.grad.norm().item() for p in model.parameters() if p.grad is not None]
-        print(name, step, "loss", round(out.loss.item(), 4), "grads", len(norms), "norm", round(sum(norms), 3))
+        print(
+            name, step, "loss", round(out.loss.item(), 4), "grads", len(norms), "norm", round(sum(norms), 3)
+        )
         opt.step()
         opt.zero_grad()
 
