@@ -76,14 +76,15 @@ def is_dense(arr: np.ndarray) -> bool:
 
 def suggest_memory_format(arr: np.ndarray) -> memory_format:
     """The layout whose strides ``arr``'s strides look like (PyTorch's rule: channels-last
-    when the channel dim is fastest and no size-1 ambiguity says otherwise)."""
+    when the channel dim is fastest and no size-1 ambiguity says otherwise; an empty tensor
+    is row-major, so ``cat`` with an empty channels-last piece is row-major, as PyTorch's)."""
     for name, (rank, order) in _ORDER.items():
         if arr.ndim != rank or arr.strides[1] == 0:
             continue
         low, ok = 0, True
         for d in reversed(order):
             s = arr.strides[d]
-            if s == 0 or s < low or (d == 0 and low == arr.strides[1]):
+            if arr.shape[d] == 0 or s == 0 or s < low or (d == 0 and low == arr.strides[1]):
                 ok = False
                 break
             low = s * arr.shape[d] if arr.shape[d] > 1 else s
@@ -115,9 +116,16 @@ def in_format(arr: np.ndarray, fmt: memory_format | None, copy: bool = False) ->
     """``arr``'s values laid out in ``fmt`` (``preserve_format``, None: dense, with the dims
     in the memory order of ``arr``'s strides); ``arr`` itself when already so and not ``copy``."""
     if fmt is None or fmt is preserve_format:
-        if not copy and is_dense(arr):
-            return arr
-        return threads.copy(arr) if arr.flags.c_contiguous else np.array(arr, copy=True, order="K")
+        if arr.flags.c_contiguous:
+            return threads.copy(arr) if copy else arr
+        if is_dense(arr):
+            return np.array(arr, copy=True, order="K") if copy else arr
+        # an overlapping (expanded) or holed tensor: dense in the dim order PyTorch infers
+        # (``infer_dense_strides``: a channels-last expand row-major, a transposed one
+        # transposed), not NumPy's ``order="K"``, which orders the dims otherwise
+        out = empty_like_dense(arr, arr.dtype)
+        out[...] = arr
+        return out
     order = _order(fmt, arr.ndim)
     if order is None:
         return threads.copy(arr) if copy or not arr.flags.c_contiguous else arr

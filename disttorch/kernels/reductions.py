@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .jit import compiled
-from .threads import parallel_for, parallel_over, parts_for
+from .threads import parallel_for, parallel_over, parts_for, row_major
 
 __all__ = ["add_reduce", "column_sum", "lane_norms", "reduce_along", "scan_along", "ufunc_reduce"]
 
@@ -107,10 +107,11 @@ def ufunc_reduce(
     Reducing every dim: each thread reduces a range of the flat array and the partial
     results are combined in order. Sums and products are deterministic for a thread count,
     within float tolerance across thread counts; a max or min is the same value for every
-    thread count."""
+    thread count. The result is row-major whatever ``x``'s strides (PyTorch's reductions
+    allocate it so; NumPy's follows ``x``'s dim order)."""
     dims = tuple(range(x.ndim)) if axis is None else tuple(d % x.ndim for d in axis)
     if not x.ndim or x.dtype.kind not in "fiub" or parts_for(x.size, x.size) == 1:
-        return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        return row_major(ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims))
     if len(dims) == x.ndim:
         if not x.flags.c_contiguous:
             return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
@@ -144,7 +145,7 @@ def reduce_along(
     """``fn(x)`` for a function reducing ``dims`` of ``x`` with the dims kept (``np.argmax``
     over one dim, a variance, ...), split over ranges of a kept dim when large: each output
     element is computed whole by one thread, from its own slice of ``x``. The result has
-    ``dtype`` and the kept-dims shape."""
+    ``dtype`` and the kept-dims shape, row-major whatever ``x``'s strides (as PyTorch's)."""
     return _per_slice(fn, x, dims, tuple(1 if d in dims else n for d, n in enumerate(x.shape)), dtype, work)
 
 
@@ -168,7 +169,7 @@ def _per_slice(
     ``dims`` (the dims ``fn`` works along) when large: each thread computes ``fn`` of its
     own slice of ``x`` into the same slice of the result."""
     if len(dims) == x.ndim or parts_for(x.size, work or x.size) == 1:
-        return fn(x)
+        return row_major(fn(x))
     out = np.empty(shape, dtype=dtype)
 
     def part(index: tuple) -> None:

@@ -62,6 +62,7 @@ __all__ = [
     "parallel_for",
     "parallel_over",
     "map_rows",
+    "row_major",
     "matmul",
     "matmuls",
     "stack",
@@ -341,6 +342,16 @@ def _c_ordered(a: np.ndarray) -> bool:
     NumPy keeps its layout, and so must the split.)"""
     steps = [abs(s) for s, n in zip(a.strides, a.shape) if n > 1 and s]
     return all(x >= y for x, y in zip(steps, steps[1:]))
+
+
+def row_major(x: Any) -> Any:
+    """``x`` laid out row-major: ``x`` itself when already so (a NumPy scalar or a 0-d
+    array included), else a C-ordered :func:`copy`. For results PyTorch makes contiguous
+    whatever the input's strides (a reduction's, ``masked_fill``'s, ``tril``'s), where
+    NumPy's follow the input's dim order: a contiguous input costs no copy."""
+    if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
+        return copy(x)
+    return x
 
 
 def copy(x: np.ndarray, dtype: Any = None) -> np.ndarray:

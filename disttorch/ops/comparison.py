@@ -22,7 +22,7 @@ from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.std_sort import std_sort
-from ..kernels.threads import elementwise
+from ..kernels.threads import elementwise, row_major
 from ..kernels.torch_topk import SORT_THRESHOLD, replays, sort_order, topk_order
 from ._helpers import (
     _dims,
@@ -419,7 +419,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """The number of nonzero elements (over ``dim``, or all), as int64."""
     x = input._data
-    return Tensor._make(np.asarray(np.count_nonzero(x, axis=_dims(dim, x.ndim)), dtype=np.int64))
+    return Tensor._make(row_major(np.asarray(np.count_nonzero(x, axis=_dims(dim, x.ndim)), dtype=np.int64)))
 
 
 # ---------------------------------------------------------------------- arg reductions

@@ -22,6 +22,7 @@ from .._dtype import c_type_name, checked_scalar, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import forward_mode_pass
+from ..kernels.threads import row_major
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .as_strided import writable_alias
 from .dtype_rules import require_source_dtype
@@ -951,7 +952,8 @@ class MaskedFill(Function):
         ctx.mask = mask
         v = value._data if isinstance(value, Tensor) else checked_scalar(value, x.dtype)
         try:
-            return np.where(m, np.asarray(v, dtype=x.dtype), x)
+            # row-major whatever ``input``'s strides: PyTorch's fills a contiguous clone
+            return row_major(np.where(m, np.asarray(v, dtype=x.dtype), x))
         except ValueError:
             raise broadcast_error(x.shape, m.shape) from None
 

@@ -1811,7 +1811,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
     norms = _linalg.vector_norm(input, p, others, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return named_node(input * scale, "RenormBackward0", (input,))
+    # row-major whatever ``input``'s strides, as PyTorch's (its kernel allocates the result)
+    return named_node((input * scale).contiguous(), "RenormBackward0", (input,))
 
 
 # ---------------------------------------------------------------------- in-place forms

@@ -22,7 +22,9 @@ from .._creation import check_layout, int_sizes
 from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import (
+    _ORDER,
     contiguous_format,
+    empty_in_format,
     in_format,
     is_contiguous_as,
     preserve_format,
@@ -555,11 +557,25 @@ class Stack(Function):
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
         arrays = [t._data for t in tensors]
-        return np.stack(arrays, axis=dim, dtype=_join_dtype(arrays), casting="unsafe")
+        out = _stacked_empty(arrays, dim, _join_dtype(arrays))
+        return np.stack(arrays, axis=dim, out=out, casting="unsafe")
 
     @staticmethod
     def backward(ctx, g):
         return (None,) + tuple(unbind(g, ctx.dim))
+
+
+def _stacked_empty(arrays: list, dim: int, dtype: np.dtype) -> np.ndarray:
+    """The result of ``stack(arrays, dim)`` before it is filled, laid out as PyTorch's: its
+    ``stack`` is ``cat`` along ``dim`` viewed with the new dim split off (``cat`` of the inputs
+    unsqueezed for a new last dim), so row-major unless ``cat`` keeps a channels-last layout
+    (every input channels-last): then the new dim sits just outside ``dim`` in memory."""
+    shape = arrays[0].shape[:dim] + (len(arrays),) + arrays[0].shape[dim:]
+    if dim == arrays[0].ndim or not _all_channels_last(arrays):
+        return np.empty(shape, dtype)
+    order = [d + (d >= dim) for d in _ORDER[suggest_memory_format(arrays[0])._name][1]]
+    order.insert(order.index(dim + 1), dim)  # (outermost first)
+    return np.empty(tuple(shape[d] for d in order), dtype).transpose(np.argsort(order))
 
 
 class Repeat(Function):
@@ -607,12 +623,29 @@ class Roll(Function):
         x = a._data
         if dims is None:
             return np.roll(x.reshape(-1), shifts).reshape(x.shape)
-        return np.roll(x, shifts, dims)
+        if x.size == 0:
+            return in_format(x, preserve_format, copy=True)  # (PyTorch's: a clone)
+        return in_format(np.roll(x, shifts, dims), _roll_format(x, shifts, dims))
 
     @staticmethod
     def backward(ctx, g):
         neg = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
         return Roll.apply(g, neg, ctx.dims), None, None
+
+
+def _roll_format(x: np.ndarray, shifts: tuple, dims: tuple) -> Any:
+    """The layout of PyTorch's ``roll`` of ``x`` along ``dims``: each dim's roll is ``cat`` of
+    the two pieces ``narrow`` cuts, row-major unless both pieces suggest a channels-last
+    layout (a shift that is a multiple of the size leaves one piece empty: row-major)."""
+    fmt = contiguous_format
+    if x.ndim not in (4, 5):
+        return fmt  # (only a 4-d or 5-d tensor suggests a channels-last layout)
+    for shift, d in zip(shifts, dims):
+        start = (x.shape[d] - shift) % x.shape[d]
+        pieces = [x[(slice(None),) * d + (slice(start, None),)], x[(slice(None),) * d + (slice(0, start),)]]
+        fmt = suggest_memory_format(pieces[0]) if _all_channels_last(pieces) else contiguous_format
+        x = empty_in_format(x.shape, np.uint8, fmt)  # (only its strides are read: never filled)
+    return fmt
 
 
 class Tril(Function):
@@ -621,7 +654,7 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, a, diagonal):
         ctx.diagonal = diagonal
-        return np.tril(a._data, diagonal)
+        return threads.row_major(np.tril(a._data, diagonal))  # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, g):
@@ -634,7 +667,7 @@ class Triu(Function):
     @staticmethod
     def forward(ctx, a, diagonal):
         ctx.diagonal = diagonal
-        return np.triu(a._data, diagonal)
+        return threads.row_major(np.triu(a._data, diagonal))  # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, g):

@@ -28,7 +28,7 @@ from ...kernels import softplus as _softplus
 from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.sigmoid import sigmoid as _sigmoid_array
-from ...kernels.threads import elementwise
+from ...kernels.threads import elementwise, row_major
 from ...kernels.vec_exp import compiled_exp, loop_exp, loop_expm1, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
@@ -323,7 +323,8 @@ class LogSigmoid(Function):
 
     @staticmethod
     def forward(ctx, x, buffer_dtype=None):
-        a = float_input(x, "log_sigmoid_cpu")
+        # (row-major whatever ``x``'s layout: PyTorch's kernel reads ``x.contiguous()``)
+        a = row_major(float_input(x, "log_sigmoid_cpu"))
         ctx.save_for_backward(x)
         if a.dtype == np.float32 and compiled_exp():
             buffer = elementwise(_softplus.sleef_exp_neg_abs, a)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ... import _dtype
+from ..._memory_format import suggest_memory_format
 from ..._tensor import Tensor
 from ..._type_info import finfo
 from .padding import pad
@@ -45,6 +46,8 @@ def rms_norm(
     out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         out = out * weight.to(x.dtype)
+    # laid out as PyTorch's: channels-last when ``input`` suggests it, else row-major
+    out = out.contiguous(memory_format=suggest_memory_format(input._data))
     return out.to(input.dtype)
 
 
