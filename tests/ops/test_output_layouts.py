@@ -2,7 +2,7 @@
 ``masked_fill``, ``tril``/``triu``, ``renorm``, ``roll``, ``stack`` and the reductions over a
 dim (``max``, ``norm``, ``logsumexp``, ...) give row-major results, ``clone`` of an expanded
 tensor a dense one in the dim order PyTorch infers, ``rms_norm`` a row-major one unless the
-input is channels-last. A ``.view`` after these raised here where it works under PyTorch.
+input is channels-last. A ``max_pool2d`` row-major unless channels-last. A ``.view`` after these raised here where it works under PyTorch.
 (An element-wise op of operands of different layouts, ``t - t.amax(-1, keepdim=True)``, is
 laid out by NumPy's rule, row-major winning, where PyTorch's follows its first operand: a
 view works after both.) The values (and gradients)
@@ -47,6 +47,7 @@ OTHER = {
     "clone": lambda L, t: t.clone(),
     "rms_norm": lambda L, t: L.nn.functional.rms_norm(t, (5,)),
     "cat_empty": lambda L, t: L.cat([t, t[:, :, :0]], 2),
+    "max_pool": lambda L, t: L.nn.functional.max_pool2d(t, 2),
 }
 # element-wise ops of a tensor and its reduction (values and views checked, not strides)
 MIXED = {

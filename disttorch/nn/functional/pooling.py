@@ -20,12 +20,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..._dtype import scalar_type_name
+from ..._memory_format import contiguous_format, suggest_memory_format
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import quantize as qk
 from ...kernels.max_pool import max_stage, scatter_winners
-from ...kernels.threads import map_rows
+from ...kernels.threads import map_rows, row_major
 from ...kernels.windows import crop_index, pad_spatial, window_along
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import folded, numpy_backward
@@ -223,6 +224,10 @@ class MaxPoolNd(Function):
             lambda rows, out: _max_pool_rows(rows, geo, out), x, work=POOL_WORK * x.size, into=True
         )
         ctx.winners, ctx.geo, ctx.in_shape = winners, geo, x.shape
+        if (
+            suggest_memory_format(x) is contiguous_format
+        ):  # row-major, as PyTorch's (a transposed input's stages are not)
+            values = row_major(values)
         ctx._node_name = _pool_node("MaxPool{}DWithIndicesBackward0", len(geo.kernel))
         ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
         return (values[0] if geo.unbatched else values,) + tuple(winners)
