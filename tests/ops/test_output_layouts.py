@@ -80,6 +80,7 @@ EXACT = {
     "clone",
     "sub_amax",
     "cat_empty",
+    "max_pool",
 }
 
 
