@@ -7,9 +7,10 @@ carries an HMAC-SHA256 of its records under a key only its writer can read, and 
 it before it unpickles anything:
 
 - the key: 32 random bytes, hex, in ``$DISTTORCH_ARCHIVE_KEY_FILE`` or else
-  ``$XDG_CONFIG_HOME/disttorch/archive-key`` (``~/.config/...``), made on first use with mode
-  0600 in a folder of mode 0700; a key file others may read or write is refused (anyone who
-  can read it can sign archives that run code as you);
+  ``$XDG_CONFIG_HOME/disttorch/archive-key`` (``~/.config/...``; where that cannot be written,
+  ``<temporary folder>/disttorch-<uid>/archive-key``), made on first use with mode 0600 in a
+  folder of mode 0700 (a folder that is not this user's alone is refused); a key file others
+  may read or write is refused (anyone who can read it can sign archives that run code as you);
 - an archive from elsewhere (another user, another machine, a crafted file) is refused, naming
   its two ways in: copy the writer's key file (machines sharing a home folder share it), or set
   ``DISTTORCH_TRUST_ARCHIVES=1`` for a file you trust as you would trust a program.
@@ -17,11 +18,13 @@ it before it unpickles anything:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
 import secrets
 import stat
+import tempfile
 
 __all__ = ["TRUST_ENV", "key_path", "sign", "trusted_without_signature", "verify"]
 
@@ -29,13 +32,22 @@ KEY_ENV = "DISTTORCH_ARCHIVE_KEY_FILE"
 TRUST_ENV = "DISTTORCH_TRUST_ARCHIVES"
 
 
-def key_path() -> str:
-    """Where this user's archive key is (or will be made)."""
+def _places() -> list[str]:
+    """Where this user's key may be, in order: ``$DISTTORCH_ARCHIVE_KEY_FILE`` alone when set;
+    else the config folder's, then (where that cannot be written: no home, a read-only one)
+    a private folder of this user's in the temporary folder."""
     given = os.environ.get(KEY_ENV)
     if given:
-        return os.path.abspath(os.path.expanduser(given))
+        return [os.path.abspath(os.path.expanduser(given))]
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(config, "disttorch", "archive-key")
+    private = os.path.join(tempfile.gettempdir(), f"disttorch-{os.geteuid()}")
+    return [os.path.join(config, "disttorch", "archive-key"), os.path.join(private, "archive-key")]
+
+
+def key_path() -> str:
+    """Where this user's archive key is (or will be made)."""
+    places = _places()
+    return next((p for p in places if os.path.exists(p)), places[0])
 
 
 def _read(path: str) -> bytes:
@@ -58,21 +70,37 @@ def _read(path: str) -> bytes:
 
 
 def _key() -> bytes:
-    """This user's key, made (atomically: a racing process reads the one that won) if there is none."""
-    path = key_path()
-    try:
-        return _read(path)
-    except FileNotFoundError:
-        pass
+    """This user's key: the first place's that has one or can be given one."""
+    failure: OSError | None = None
+    for path in _places():
+        try:
+            return _read(path)
+        except (FileNotFoundError, NotADirectoryError):  # (no key there yet, or no such folder)
+            pass
+        try:
+            return _make(path, shared_parent=path.startswith(tempfile.gettempdir() + os.sep))
+        except OSError as e:
+            failure = failure or e
+    raise OSError(
+        failure.errno,
+        f"cannot make an archive key in {' or '.join(_places())} ({failure.strerror}): set {KEY_ENV} to a "
+        "file in a folder you can write",
+    )
+
+
+def _make(path: str, shared_parent: bool) -> bytes:
+    """A new key in ``path`` (atomically: a racing process reads the one that won), its folder
+    made with mode 700; one in a folder others may write (``shared_parent``: the temporary
+    folder), where another user could have made it first, is refused unless it is this
+    user's alone."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    alone = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077
+    if shared_parent and not alone:
+        raise PermissionError(errno.EACCES, f"the folder {folder} is not this user's alone (mode 700)")
     draft = f"{path}.{secrets.token_hex(6)}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as e:
-        raise OSError(
-            e.errno,
-            f"cannot make the archive key {path} ({e.strerror}): set {KEY_ENV} to a file in a folder you can write",
-        ) from None
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32) + "\n")

@@ -87,3 +87,25 @@ def test_the_key_is_made_private_and_a_shared_one_is_refused(key, tmp_path):
         dt.jit.save(dt.jit.script(nn.Linear(1, 1)), tmp_path / "b.pt")
     with pytest.raises(PermissionError, match="another user"):
         dt.jit.load(tmp_path / "a.pt")
+
+
+def test_without_a_writable_config_folder_the_key_lives_in_a_private_temporary_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.delenv("DISTTORCH_ARCHIVE_KEY_FILE", raising=False)
+    monkeypatch.delenv("DISTTORCH_TRUST_ARCHIVES", raising=False)
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "not-a-folder"))  # (root may write anywhere else)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    net = nn.Linear(2, 2)
+    dt.jit.save(dt.jit.script(net), tmp_path / "net.pt")
+    private = tmp_path / "tmp" / f"disttorch-{os.geteuid()}"
+    assert (private / "archive-key").is_file() and stat.S_IMODE(private.stat().st_mode) == 0o700
+    x = dt.randn(1, 2)
+    assert dt.equal(dt.jit.load(tmp_path / "net.pt")(x), net(x))
+    # a folder of that name another could have made (not this user's alone) is refused
+    (private / "archive-key").unlink()
+    private.chmod(0o777)
+    with pytest.raises(OSError, match="cannot make an archive key"):
+        dt.jit.save(dt.jit.script(net), tmp_path / "again.pt")
