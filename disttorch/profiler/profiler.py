@@ -110,13 +110,14 @@ def tensorboard_trace_handler(
     dir_name: str, worker_name: str | None = None, use_gzip: bool = False
 ) -> Callable[[Any], None]:
     """An ``on_trace_ready`` handler writing each recorded window to
-    ``dir_name/<worker_name>.<time in ms>.pt.trace.json[.gz]`` (TensorBoard's profiler
+    ``dir_name/<worker_name>.<time in ns>.pt.trace.json[.gz]`` (TensorBoard's profiler
     plugin reads that directory). ``worker_name`` defaults to ``<host>_<pid>``."""
 
     def handler(prof: profile) -> None:
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        path = os.path.join(dir_name, f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json")
+        # nanoseconds, as PyTorch: windows exported within one millisecond keep their own files
+        path = os.path.join(dir_name, f"{name}.{time.time_ns()}.pt.trace.json")
         prof.export_chrome_trace(path + (".gz" if use_gzip else ""))
 
     return handler

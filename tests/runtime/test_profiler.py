@@ -172,6 +172,22 @@ def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
     assert {"ProfilerStep#6", "ProfilerStep#7"} <= names and "ProfilerStep#5" not in names
 
 
+@pytest.mark.filterwarnings("ignore:Profiler won't be using warmup")
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events")
+def test_tensorboard_handler_keeps_windows_exported_in_one_millisecond(tmp_path):
+    # one-step windows on a tiny op are exported well within a millisecond of each other:
+    # each must keep its own file (PyTorch names them by time.time_ns())
+    x = dt.ones(2)
+    with profile(
+        schedule=schedule(wait=0, warmup=0, active=1, repeat=5),
+        on_trace_ready=tensorboard_trace_handler(str(tmp_path), worker_name="w"),
+    ) as prof:
+        for _ in range(5):
+            x = x + 1
+            prof.step()
+    assert len(os.listdir(tmp_path)) == 5
+
+
 @pytest.mark.parametrize("acc_events", [False, True])
 def test_a_second_window_clears_events_unless_accumulated(setup, acc_events, monkeypatch):
     from disttorch.profiler import profiler as module
