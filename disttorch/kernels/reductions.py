@@ -157,7 +157,7 @@ def scan_along(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dim: int, 
     if x.ndim < 2 or parts_for(x.size, work or x.size) == 1:
         # row-major whatever ``x``'s layout (NumPy's scans keep it), as PyTorch's scans and
         # as the split path below
-        return np.ascontiguousarray(fn(x))
+        return row_major(fn(x))
     dtype = fn(x[tuple(slice(0, 1) for _ in x.shape)]).dtype  # the result's dtype, from one element
     return _per_slice(fn, x, (dim,), x.shape, dtype, work)
 

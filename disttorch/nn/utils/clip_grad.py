@@ -52,11 +52,15 @@ def _values(t: Tensor, coalesce: bool = False) -> np.ndarray:
     return t._data
 
 
+def _float_dtype(dtype: np.dtype) -> np.dtype:
+    """``dtype`` when it is a floating type (bfloat16 included), else float64."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind == "f" or "float" in dtype.name else np.dtype(np.float64)
+
+
 def _rounded(x: float, dtype: np.dtype) -> float:
-    """``x`` rounded to the floating ``dtype`` (as a tensor of that dtype holds it)."""
-    if np.dtype(dtype).kind != "f" and "float" not in np.dtype(dtype).name:
-        return float(x)
-    return float(np.asarray(x, dtype=np.float64).astype(dtype))
+    """``x`` rounded to ``dtype`` as a tensor of that dtype holds it (a float dtype's)."""
+    return float(np.asarray(x, dtype=np.float64).astype(_float_dtype(dtype)))
 
 
 def get_total_norm(
@@ -108,9 +112,7 @@ def clip_grads_with_norm_(
     # 16-bit norm's steps through float32, each rounded back to 16 bits), clamped at 1; a
     # number divided by a tensor is the tensor's reciprocal times the number (Tensor.__rtruediv__)
     data = getattr(total_norm, "_data", None)
-    dtype = data.dtype if isinstance(data, np.ndarray) else np.dtype(np.float64)
-    if dtype.kind != "f" and "float" not in dtype.name:
-        dtype = np.dtype(np.float64)
+    dtype = _float_dtype(data.dtype if isinstance(data, np.ndarray) else np.float64)
     step = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
     shifted = np.asarray(np.asarray(float(total_norm), step) + step.type(1e-6)).astype(dtype)
     recip = np.asarray(step.type(1) / np.asarray(shifted, step)).astype(dtype)
